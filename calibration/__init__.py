@@ -1,0 +1,1 @@
+"""Calibration of the table: deck registration, camera zones and chip colours, reader mapping."""

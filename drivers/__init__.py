@@ -1,0 +1,1 @@
+"""Device drivers: each turns one piece of hardware into timestamped observations."""

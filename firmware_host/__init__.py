@@ -1,0 +1,1 @@
+"""The table controller process: hand engine, detectors, event contract, publisher, CLI."""

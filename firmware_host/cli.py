@@ -1,0 +1,121 @@
+"""``tablectl``: the table controller's command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .profile import ProfileError, builtin_ids, builtin_profile, load_profile
+
+REPO = Path(__file__).resolve().parents[1]
+PLURIBUS = (REPO.parent / "shared/phh/pluribus.phhs", REPO / "tests/data/pluribus.phhs.gz")
+
+
+def _profile(name: str):
+    """A built-in profile id (000..004) or a TOML file."""
+    return builtin_profile(name) if name in builtin_ids() else load_profile(name)
+
+
+def _pluribus() -> str:
+    for path in PLURIBUS:
+        if path.exists():
+            return str(path)
+    raise SystemExit("no Pluribus hands found; pass the PHH file")
+
+
+def cmd_demo(args) -> int:
+    from .demo import script
+    from .display import describe
+    from .engine import HandEngine
+
+    engine = HandEngine(_profile(args.profile), args.table)
+    for obs in script():
+        for event in engine.feed(obs):
+            print(describe(event, show_secrets=args.secrets), flush=True)
+    print("final stacks: " + "  ".join(f"seat {s}: {st}" for s, st in engine.stacks.items()))
+    return 0
+
+
+def cmd_phh_verify(args) -> int:
+    from .phh import load, verify
+
+    profile = _profile(args.profile)
+    total = agree = odd = 0
+    for path in args.files or [_pluribus()]:
+        hands = load(path)[: args.limit] if args.limit else load(path)
+        for verdict in verify(enumerate(hands, 1), profile):
+            total += 1
+            agree += verdict.agree
+            odd += verdict.odd_chip and verdict.agree
+            if not verdict.agree:
+                print(f"{path} hand {verdict.number}: DISAGREES: {verdict.detail}")
+            elif verdict.odd_chip and not args.quiet:
+                print(f"{path} hand {verdict.number}: agrees within one chip: {verdict.detail} (000 §20)")
+    if odd:
+        print(f"{odd} hand(s) split a pot with an odd chip: the record halves it; the table cannot, "
+              f"so they agree when the odd chip went where profile {profile.id} says and every stack "
+              "is within one chip of the record")
+    print(f"agree: {agree}/{total}")
+    return 0 if agree == total else 1
+
+
+def cmd_profile(args) -> int:
+    try:
+        profile = _profile(args.profile)
+    except ProfileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(profile_summary(profile), indent=2, ensure_ascii=False))
+    return 0
+
+
+def profile_summary(profile) -> dict:
+    import dataclasses
+    return json.loads(json.dumps(dataclasses.asdict(profile), default=str))
+
+
+def cmd_bench(args) -> int:
+    from .bench import BENCHES
+    return BENCHES[args.name](args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tablectl", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="replay the built-in session through the hand engine and print the events")
+    demo.add_argument("--profile", default="000", help="house-rules profile: 000..004 or a TOML file")
+    demo.add_argument("--table", default="demo-1")
+    demo.add_argument("--secrets", action="store_true", help="show hole and burn cards (surveillance view)")
+    demo.set_defaults(func=cmd_demo)
+
+    phh = sub.add_parser("phh", help="real hands in PHH format")
+    phh_sub = phh.add_subparsers(dest="phh_command", required=True, metavar="ACTION")
+    verify = phh_sub.add_parser("verify", help="replay PHH hands through the engine; compare with the record")
+    verify.add_argument("files", nargs="*", help=".phh or .phhs files (default: the Pluribus hands)")
+    verify.add_argument("--profile", default="000")
+    verify.add_argument("--limit", type=int, default=0, help="only the first N hands of each file")
+    verify.add_argument("--quiet", action="store_true", help="print disagreements only")
+    verify.set_defaults(func=cmd_phh_verify)
+
+    profile = sub.add_parser("profile", help="load and validate a house-rules profile, print it")
+    profile.add_argument("profile", help="000..004 or a TOML file")
+    profile.set_defaults(func=cmd_profile)
+
+    bench = sub.add_parser("bench", help="measurements: readable figures, then one JSON line")
+    bench.add_argument("name", choices=["engine"])
+    bench.add_argument("--file", default=None, help="PHH file (default: the 10,000 Pluribus hands)")
+    bench.add_argument("--limit", type=int, default=0)
+    bench.add_argument("--profile", default="000")
+    bench.set_defaults(func=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
