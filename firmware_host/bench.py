@@ -74,5 +74,3 @@ def bench_engine(args) -> int:
     print(json.dumps(figures))
     return 0
 
-
-BENCHES = {"engine": bench_engine}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -75,9 +76,8 @@ def profile_summary(profile) -> dict:
     return json.loads(json.dumps(dataclasses.asdict(profile), default=str))
 
 
-def cmd_bench(args) -> int:
-    from .bench import BENCHES
-    return BENCHES[args.name](args)
+PLUGINS = ("firmware_host.cli_cards", "firmware_host.cli_publish", "firmware_host.cli_vision")
+"""Modules that add their own sub-commands: each has ``register(commands, bench, calibrate)``."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,11 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
     profile.set_defaults(func=cmd_profile)
 
     bench = sub.add_parser("bench", help="measurements: readable figures, then one JSON line")
-    bench.add_argument("name", choices=["engine"])
-    bench.add_argument("--file", default=None, help="PHH file (default: the 10,000 Pluribus hands)")
-    bench.add_argument("--limit", type=int, default=0)
-    bench.add_argument("--profile", default="000")
-    bench.set_defaults(func=cmd_bench)
+    bench_sub = bench.add_subparsers(dest="bench_name", required=True, metavar="NAME")
+    engine = bench_sub.add_parser("engine", help="Pluribus hands through the engine vs pokerkit alone")
+    engine.add_argument("--file", default=None, help="PHH file (default: the 10,000 Pluribus hands)")
+    engine.add_argument("--limit", type=int, default=0)
+    engine.add_argument("--profile", default="000")
+    engine.set_defaults(func=lambda args: __import__("firmware_host.bench", fromlist=["x"]).bench_engine(args))
+
+    calibrate = sub.add_parser("calibrate", help="calibrate the table: deck, camera geometry, chip colours")
+    calibrate_sub = calibrate.add_subparsers(dest="calibrate_name", required=True, metavar="WHAT")
+    for name in PLUGINS:
+        importlib.import_module(name).register(sub, bench_sub, calibrate_sub)
     return parser
 
 

@@ -22,8 +22,8 @@ from .events import (
 )
 from .game import Game, GameError
 from .observations import (
-    CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, MoveButton, Observation,
-    SeatPresence, SetLevel, zone_seat,
+    CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, DeviceFault, DeviceRecovered,
+    ForeignCard, MoveButton, Observation, SeatPresence, SetLevel, WrongBackCard, zone_seat,
 )
 from .profile import Level, Profile
 
@@ -269,6 +269,24 @@ class HandEngine:
         self._emit(out, HandEnded, t, seats=seats, stacks=tuple(stacks[s] for s in seats),
                    carried=self.carried, voided=voided)
         self._hand = None
+
+    # -- devices and deck integrity ---------------------------------------
+    def _on_DeviceFault(self, obs: DeviceFault, out: list[Event]) -> None:
+        self._reject(out, obs.t, f"device-fault:{obs.fault}",
+                     f"{obs.device}: {obs.detail or obs.fault}; check the device, the hand continues only "
+                     "when the dealer confirms every card was read")
+
+    def _on_DeviceRecovered(self, obs: DeviceRecovered, out: list[Event]) -> None:
+        self._reject(out, obs.t, "device-recovered", f"{obs.device}: {obs.detail or 'working again'}")
+
+    def _on_ForeignCard(self, obs: ForeignCard, out: list[Event]) -> None:
+        self._reject(out, obs.t, "foreign-card", f"tag {obs.uid} read in {obs.zone} is in no registered deck: "
+                     "stop play, all bets are returned", rule="002 C.3")
+
+    def _on_WrongBackCard(self, obs: WrongBackCard, out: list[Event]) -> None:
+        self._reject(out, obs.t, "wrong-back-card", f"{obs.card} of deck {obs.deck} read in {obs.zone}: "
+                     "a card of the other back: stop play, all bets are returned", rule="002 C.3",
+                     cards=(obs.card,))
 
     # -- cards -----------------------------------------------------------
     def _on_CardLeft(self, obs: CardLeft, out: list[Event]) -> None:

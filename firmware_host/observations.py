@@ -169,8 +169,56 @@ class MoveButton:
     seat: int
 
 
+@dataclass(frozen=True)
+class ForeignCard:
+    """A tag read in *zone* whose UID is in no registered deck (002 C.3)."""
+
+    t: float
+    zone: str
+    uid: str
+
+    def __post_init__(self) -> None:
+        check_zone(self.zone, ("shoe", "seat", "board", "muck", "burn"))
+
+
+@dataclass(frozen=True)
+class WrongBackCard:
+    """A card of the table's other deck (another back colour) read in *zone* (002 C.1, C.3)."""
+
+    t: float
+    zone: str
+    card: str
+    deck: str
+
+    def __post_init__(self) -> None:
+        check_zone(self.zone, ("shoe", "seat", "board", "muck", "burn"))
+        check_card(self.card)
+
+
+@dataclass(frozen=True)
+class DeviceFault:
+    """A device reports trouble: ``device`` e.g. ``shoe``, ``reader:seat:3``, ``camera``;
+    ``fault`` a short kebab-case name (``heartbeat-timeout``, ``disconnected``,
+    ``possibly-missed-card``, ``antenna-open``, ``frozen-frames``...); ``detail`` for people."""
+
+    t: float
+    device: str
+    fault: str
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class DeviceRecovered:
+    """A device that had a fault works again."""
+
+    t: float
+    device: str
+    detail: str = ""
+
+
 Observation = Union[
-    CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, SeatPresence, SetLevel, MoveButton
+    CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, SeatPresence, SetLevel, MoveButton,
+    ForeignCard, WrongBackCard, DeviceFault, DeviceRecovered,
 ]
 
 OBSERVATION_TYPES = {cls.__name__: cls for cls in Observation.__args__}
