@@ -142,9 +142,10 @@ def min_raise_to(situation: Situation, rules: BettingRules) -> int:
 def _min_total(s: Situation, rules: BettingRules) -> int:
     """The minimum raise (or bet) total, uncapped."""
     bb = s.big_blind
-    if rules.min_raise == "double":       # 000 §43A (French), 001 'Les Relances', 003 art. 51
-        return max(2 * s.previous_bet, s.highest_bet + bb)
     tda = s.highest_bet + max(s.last_increment, bb)     # 000 §43A; the minimum bet is the big blind
+    if rules.min_raise == "double":       # 000 §43A (French), 001 'Les Relances', 003 art. 51
+        # never below the full raise over a short all-in (000 §47A): double the last full bet, or more
+        return max(2 * s.previous_bet, tda)
     if rules.min_raise == "tda":
         return tda
     if rules.min_raise == "bb-multiple":  # 004 A.f-g: a multiple of the big blind

@@ -66,7 +66,7 @@ def script() -> list[Observation]:
     obs += _deal(205, [2, 3, 4, 6, 1], ["Tc", "Th", "6s", "Jd", "Qs", "Ts", "6h", "6d", "Jh", "Qh"])
     obs += [_push(215, 4, (100, 2)), CardEntered(218, "muck", "Jd"), CardEntered(218.1, "muck", "Jh"),
             CardEntered(220, "muck", "Qs"), CardEntered(220.1, "muck", "Qh"),
-            CardEntered(225, "board:flop", "4c"),
+            CardEntered(225, "board:flop", "4c"), ConsolePress(227, "confirm"),   # the floor's procedure applied
             CardEntered(230, "muck", "Tc"), CardEntered(230.1, "muck", "Ts"), _push(232, 3, (100, 2))]
     obs += _sweep(235, 2, 3, 4)
     obs += _board(240, "flop", "4d", ["4c", "7c", "Ac"])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .events import (
     ActionTaken, BoardDealt, CardBurned, Event, HandEnded, HandShown, HandStarted, HoleCardDealt,
-    Irregularity, PotAwarded,
+    Irregularity, IrregularityResolved, PotAwarded,
 )
 
 
@@ -49,5 +49,8 @@ def describe(event: Event, *, show_secrets: bool = False) -> str:
             return head + f"{state}  " + " ".join(f"{s}:{st}" for s, st in zip(event.seats, event.stacks))
         case Irregularity():
             rule = f" [{event.rule}]" if event.rule else ""
-            return head + f"!! {event.irregularity}{rule}: {event.procedure}"
+            hold = "  -- HAND ON HOLD: " + " / ".join(event.options) if event.needs_floor else ""
+            return head + f"!! {event.irregularity}{rule}: {event.procedure}{hold}"
+        case IrregularityResolved():
+            return head + f"ok {event.irregularity} resolved by {event.by} ({event.decision}): {event.effect}"
     return head + event.to_json()

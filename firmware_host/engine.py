@@ -12,22 +12,42 @@ of actions, cards, pots, side pots, showdown order and hand evaluation.
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 
 from . import betting, seating
+from .irregularities import after_substantial_action, procedure
 from .chips import added, breakdown, odd_chip_divmod
 from .events import (
     ActionTaken, BoardDealt, CardBurned, Event, HandEnded, HandShown, HandStarted,
-    HoleCardDealt, Irregularity, PotAwarded,
+    HoleCardDealt, Irregularity, IrregularityResolved, PotAwarded,
 )
 from .game import Game, GameError
 from .observations import (
-    CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, DeviceFault, DeviceRecovered,
-    ForeignCard, MoveButton, Observation, SeatPresence, SetLevel, WrongBackCard, zone_seat,
+    CardEntered, CardExposed, CardLeft, ChipsInZone, ConsolePress, Declaration, DeviceFault, DeviceRecovered,
+    ForeignCard, MoveButton, Observation, Resolution, SeatPresence, SetLevel, WrongBackCard, zone_seat,
 )
 from .profile import Level, Profile
 
 BOARD_SIZES = {"flop": 3, "turn": 1, "river": 1}
+
+MISDEALS = {"first-card-wrong-seat", "card-to-seat-not-dealt-in", "cards-face-up-in-deck",
+            "wrong-number-of-cards", "exposed-card-misdeal", "button-short-a-card"}
+"""Kinds that are a misdeal only before substantial action (000 §35D, 003 art. 77)."""
+
+UNHELD = (Resolution, ConsolePress, DeviceFault, DeviceRecovered, SetLevel, SeatPresence)
+"""What is still handled while an irregularity holds the hand; everything else waits for the resolution."""
+
+
+@dataclass
+class _Hold:
+    """An irregularity waiting for the dealer or the TD."""
+
+    kind: str
+    rule: str
+    options: tuple[str, ...]
+    seats: tuple[int, ...]
+    cards: tuple[str, ...]
 
 
 @dataclass
@@ -50,7 +70,6 @@ class _Hand:
     zone_chips: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
     zone_amount: dict[int, int] = field(default_factory=dict)
     board_buffer: list[str] = field(default_factory=list)
-    burned: bool = False
     mucked: set[int] = field(default_factory=set)
     declared: dict[int, Declaration] = field(default_factory=dict)
     pending: dict[int, Observation] = field(default_factory=dict)
@@ -58,6 +77,12 @@ class _Hand:
     chip_actions: int = 0
     shown: set[int] = field(default_factory=set)
     bonus: dict[int, int] = field(default_factory=dict)      # carried odd chips won this hand
+    dealt: int = 0                                           # hole cards dealt so far
+    face_up_in_deck: int = 0
+    exposed: int = 0                                         # hole cards exposed by the dealer
+    replace: dict[int, str] = field(default_factory=dict)    # seat -> exposed card to replace (002 C.2)
+    deferred: list[Observation] = field(default_factory=list)  # waiting for the end of the deal
+    flop_actions: int | None = None                          # actions count when the flop was dealt
 
 
 class HandEngine:
@@ -82,6 +107,8 @@ class HandEngine:
         self._previous: seating.Positions | None = None
         self._replay = False
         self._hand: _Hand | None = None
+        self._hold: _Hold | None = None
+        self._held: list[Observation] = []
 
     # -- public state ----------------------------------------------------
     @property
@@ -109,6 +136,11 @@ class HandEngine:
         return hand.actions >= 3 or (hand.actions >= 2 and hand.chip_actions >= 1)
 
     @property
+    def on_hold(self) -> str | None:
+        """The kind of irregularity holding the hand ('needs floor'), or None."""
+        return self._hold.kind if self._hold else None
+
+    @property
     def actor(self) -> int | None:
         return self._hand.game.actor if self._hand else None
 
@@ -116,9 +148,14 @@ class HandEngine:
     def feed(self, obs: Observation) -> list[Event]:
         """Apply one observation; return the events it caused, in order."""
         out: list[Event] = []
-        handler = getattr(self, "_on_" + type(obs).__name__)
-        handler(obs, out)
+        self.feed_into(obs, out)
         return out
+
+    def feed_into(self, obs: Observation, out: list[Event]) -> None:
+        if self._hold is not None and not isinstance(obs, UNHELD):
+            self._held.append(obs)       # nothing is lost: it is applied once the floor has ruled
+            return
+        getattr(self, "_on_" + type(obs).__name__)(obs, out)
 
     def _emit(self, out: list[Event], cls: type[Event], t: float, **fields) -> None:
         self.seq += 1
@@ -128,6 +165,71 @@ class HandEngine:
                 seats: tuple[int, ...] = (), cards: tuple[str, ...] = ()) -> None:
         self._emit(out, Irregularity, t, irregularity=kind, rule=rule, seats=seats, procedure=procedure,
                    cards=cards, substantial_action=self.substantial_action)
+
+    def _irregular(self, out: list[Event], t: float, kind: str, detail: str, *, variant: str | None = None,
+                   seats: tuple[int, ...] = (), cards: tuple[str, ...] = ()) -> None:
+        """Report *kind* with the active house's rule and procedure; hold the hand if the floor must rule."""
+        proc = procedure(kind, self.profile, variant)
+        if kind in MISDEALS and self.substantial_action:
+            proc = after_substantial_action(self.profile)
+        self._emit(out, Irregularity, t, irregularity=kind, rule=proc.rule, seats=seats,
+                   procedure=f"{detail}. {proc.en}", procedure_fr=proc.fr, options=proc.options,
+                   needs_floor=bool(proc.options), cards=cards, substantial_action=self.substantial_action)
+        if proc.options and self._hand is not None:
+            self._hold = _Hold(kind, proc.rule, proc.options, seats, cards)
+
+    def _on_Resolution(self, obs: Resolution, out: list[Event]) -> None:
+        self._resolve(obs.t, obs.by, obs.decision, obs.card, out)
+
+    def _resolve(self, t: float, by: str, decision: str, card: str | None, out: list[Event]) -> None:
+        hold = self._hold
+        if hold is None:
+            return self._reject(out, t, "nothing-to-resolve", f"{by} resolution {decision!r}: no irregularity on hold")
+        if decision not in hold.options:
+            return self._reject(out, t, "bad-resolution", f"{decision!r} does not resolve {hold.kind}; "
+                                f"choose one of {', '.join(hold.options)}", rule=hold.rule)
+        hand = self._hand
+        self._hold = None
+        cards = hold.cards
+        if decision in ("misdeal", "void-hand"):
+            effect = ("misdeal: the hand is void and replayed exactly (000 §35C)" if decision == "misdeal"
+                      else "the hand is void, every bet returned; the next hand is a replay")
+            self._emit(out, IrregularityResolved, t, irregularity=hold.kind, rule=hold.rule, by=by,
+                       decision=decision, effect=effect, cards=cards)
+            self._end_hand(t, out, voided=True)
+            self._replay = True
+            self._held.clear()
+            return
+        if decision == "random-burn":
+            flop, extra = cards[:3], cards[3]
+            if card is None:      # the floor's random pick, reproducible from the hand itself
+                card = random.Random(f"{self.table}:{self.hand_number}:{self.seq}:{''.join(cards)}").choice(cards)
+            if card not in cards:
+                self._hold = hold
+                return self._reject(out, t, "bad-resolution", f"{card} is not one of the four flop cards {cards}")
+            if card != extra:
+                hand.game.replace_board_card(card, extra)
+                hand.placed[extra] = "board:flop"
+            hand.placed[card] = "held-burn"
+            effect = f"{card} is the turn's burn card; the flop is {' '.join(hand.game.board)}"
+        elif decision == "return-card":
+            for c in cards:
+                hand.placed.pop(c, None)
+            effect = f"{' '.join(cards)} back in the stub, reshuffled; dealt again without a new burn"
+        elif decision == "discard":
+            for c in cards:
+                hand.placed[c] = "dead"
+            effect = f"{' '.join(cards)} out of play"
+        elif decision == "replace":
+            hand.replace[hold.seats[0]] = cards[0]
+            effect = f"seat {hold.seats[0]} gets the next card last; {cards[0]} will be the flop's burn card"
+        else:   # give-card, continue
+            effect = "the hand continues" if decision == "continue" else f"seat {hold.seats[0]} receives its missing card"
+        self._emit(out, IrregularityResolved, t, irregularity=hold.kind, rule=hold.rule, by=by, decision=decision,
+                   effect=effect, cards=cards)
+        held, self._held = self._held, []
+        for obs in held:
+            self.feed_into(obs, out)
 
     # -- table -----------------------------------------------------------
     def _on_SeatPresence(self, obs: SeatPresence, out: list[Event]) -> None:
@@ -164,6 +266,14 @@ class HandEngine:
         self._previous = None
 
     def _on_ConsolePress(self, obs: ConsolePress, out: list[Event]) -> None:
+        hold = self._hold
+        if hold is not None and obs.button == "confirm":      # the dealer applies the procedure
+            return self._resolve(obs.t, "dealer", hold.options[0], None, out)
+        if hold is not None and obs.button == "misdeal" and "misdeal" in hold.options:
+            return self._resolve(obs.t, "dealer", "misdeal", None, out)
+        if hold is not None and obs.button == "new-hand":
+            self._held.append(obs)
+            return
         getattr(self, "_press_" + obs.button.replace("-", "_"))(obs.t, out)
 
     def _on_Declaration(self, obs: Declaration, out: list[Event]) -> None:
@@ -280,13 +390,34 @@ class HandEngine:
         self._reject(out, obs.t, "device-recovered", f"{obs.device}: {obs.detail or 'working again'}")
 
     def _on_ForeignCard(self, obs: ForeignCard, out: list[Event]) -> None:
-        self._reject(out, obs.t, "foreign-card", f"tag {obs.uid} read in {obs.zone} is in no registered deck: "
-                     "stop play, all bets are returned", rule="002 C.3")
+        self._irregular(out, obs.t, "foreign-card", f"tag {obs.uid} read in {obs.zone} is in no registered deck")
 
     def _on_WrongBackCard(self, obs: WrongBackCard, out: list[Event]) -> None:
-        self._reject(out, obs.t, "wrong-back-card", f"{obs.card} of deck {obs.deck} read in {obs.zone}: "
-                     "a card of the other back: stop play, all bets are returned", rule="002 C.3",
-                     cards=(obs.card,))
+        self._irregular(out, obs.t, "wrong-back-card", f"{obs.card} of deck {obs.deck} (the other back) read in "
+                        f"{obs.zone}", cards=(obs.card,))
+
+    def _on_CardExposed(self, obs: CardExposed, out: list[Event]) -> None:
+        hand = self._hand
+        seat = zone_seat(obs.zone)
+        if hand is None or seat is None or hand.owner.get(obs.card) != seat:
+            return
+        if hand.game.expects_hole:
+            return self._dealer_exposed(obs.t, seat, obs.card, out)
+        if seat in hand.game.in_hand:
+            self._irregular(out, obs.t, "player-exposed-cards", f"seat {seat} shows {obs.card} while the action "
+                            "is open", variant=None, seats=(seat,), cards=(obs.card,))
+
+    def _dealer_exposed(self, t: float, seat: int, card: str, out: list[Event]) -> None:
+        """A hole card exposed by the dealer during the deal (000 §35A5, 002 C.2, 004 H.a)."""
+        hand = self._hand
+        hand.exposed += 1
+        first_two = hand.placed.get(card) and list(hand.owner).index(card) < 2
+        if hand.exposed > 1 or first_two or self.profile.irregularities.exposed_card == "misdeal":
+            why = "one of the first two cards" if first_two else ("a second card" if hand.exposed > 1 else "a card")
+            return self._irregular(out, t, "exposed-card-misdeal", f"{why} ({card}) exposed by the dealer to seat "
+                                   f"{seat}", seats=(seat,), cards=(card,))
+        self._irregular(out, t, "exposed-card-replaced", f"{card} exposed by the dealer to seat {seat}",
+                        seats=(seat,), cards=(card,))
 
     # -- cards -----------------------------------------------------------
     def _on_CardLeft(self, obs: CardLeft, out: list[Event]) -> None:
@@ -302,15 +433,22 @@ class HandEngine:
         kind = obs.zone.split(":")[0]
         previous = hand.placed.get(obs.card)
         if kind == "shoe":
-            if previous is not None:
-                self._duplicate(obs, previous, out)
-            else:
-                hand.placed[obs.card] = "shoe"
+            if previous not in (None, "held-burn"):
+                return self._duplicate(obs, previous, out)
+            hand.placed[obs.card] = "shoe"
+            if obs.face_up and hand.game.expects_hole:
+                hand.face_up_in_deck += 1
+                if hand.face_up_in_deck == 2:
+                    self._irregular(out, obs.t, "cards-face-up-in-deck", f"{obs.card} is the second card face up "
+                                    "in the deck", cards=(obs.card,))
             return
         if kind == "muck":
             return self._muck(obs, out)
+        if previous == "held-burn" and kind == "burn":
+            previous = None
         if previous not in (None, "shoe"):
-            return self._duplicate(obs, previous, out)
+            if not (kind == "seat" and hand.replace.get(zone_seat(obs.zone)) == obs.card):
+                return self._duplicate(obs, previous, out)
         if kind == "seat":
             self._hole(obs, zone_seat(obs.zone), out)
         elif kind == "burn":
@@ -319,29 +457,65 @@ class HandEngine:
             self._board(obs, obs.zone.split(":")[1], out)
 
     def _duplicate(self, obs: CardEntered, previous: str, out: list[Event]) -> None:
-        self._reject(out, obs.t, "duplicate-card",
-                     f"{obs.card} read in {obs.zone} but already in {previous}: stop play, "
-                     "all bets are returned, whatever the action", rule="000 §35E", cards=(obs.card,))
+        self._irregular(out, obs.t, "duplicate-card", f"{obs.card} read in {obs.zone} but already in {previous}",
+                        cards=(obs.card,))
 
     def _hole(self, obs: CardEntered, seat: int, out: list[Event]) -> None:
         hand = self._hand
         game = hand.game
+        seats, cards = (seat,), (obs.card,)
         if seat not in game.order:
-            return self._reject(out, obs.t, "card-to-seat-not-dealt-in",
-                                f"{obs.card} went to seat {seat}, which is not dealt in", rule="000 §35A3",
-                                seats=(seat,), cards=(obs.card,))
-        if not game.expects_hole:
-            return self._reject(out, obs.t, "hole-card-after-deal", f"{obs.card} reached seat {seat} "
-                                "after the deal", rule="000 §38", seats=(seat,), cards=(obs.card,))
+            return self._irregular(out, obs.t, "card-to-seat-not-dealt-in", f"{obs.card} went to seat {seat}, "
+                                   "which is not dealt in", seats=seats, cards=cards)
+        if seat in hand.replace:                     # 002 C.2: the replacement of an exposed card
+            old = hand.replace.pop(seat)
+            game.replace_hole_card(seat, old, obs.card)
+            hand.placed[old] = "held-burn"
+            del hand.owner[old]
+            hand.placed[obs.card], hand.owner[obs.card] = obs.zone, seat
+            self._emit(out, HoleCardDealt, obs.t, seat=seat, card=obs.card)
+            return
+        if hand.dealt == 0 and seat != game.order[0]:
+            return self._irregular(out, obs.t, "first-card-wrong-seat", f"the first card went to seat {seat}, "
+                                   f"not seat {game.order[0]} left of the button", seats=seats, cards=cards)
+        if not game.expects_hole or len(game.hole(seat)) >= 2:
+            return self._irregular(out, obs.t, "wrong-number-of-cards", f"{obs.card} is a third card for seat "
+                                   f"{seat}", seats=seats, cards=cards)
         try:
             game.deal_hole(seat, obs.card)
         except GameError as exc:
             return self._reject(out, obs.t, "hole-card-refused", f"{obs.card} to seat {seat}: {exc}",
-                                rule="000 §38", seats=(seat,), cards=(obs.card,))
+                                seats=seats, cards=cards)
+        hand.dealt += 1
         hand.placed[obs.card] = obs.zone
         hand.owner[obs.card] = seat
         self._emit(out, HoleCardDealt, obs.t, seat=seat, card=obs.card)
+        if obs.face_up:
+            self._dealer_exposed(obs.t, seat, obs.card, out)
         self._settle(obs.t, out)
+        if not game.expects_hole and hand.deferred and self._hold is None:
+            deferred, hand.deferred = hand.deferred, []
+            for held in deferred:
+                self.feed_into(held, out)
+
+    def _deal_incomplete(self, obs: Observation, out: list[Event]) -> bool:
+        """Play went on before every seat had two cards: 000 §35A4, §37; 002 C.2; 003 art. 77."""
+        hand = self._hand
+        game = hand.game
+        if not game.expects_hole:
+            return False
+        short = tuple(s for s in game.order if len(game.hole(s)) < 2)
+        button = game.order[-1]
+        if (short == (button,) and len(game.hole(button)) == 1
+                and self.profile.irregularities.button_missing_card == "may-receive"):
+            hand.deferred.append(obs)
+            if self._hold is None and len(hand.deferred) == 1:
+                self._irregular(out, obs.t, "button-short-a-card", f"the button, seat {button}, has one card",
+                                seats=short)
+            return True
+        self._irregular(out, obs.t, "wrong-number-of-cards", "the deal ended with seat(s) "
+                        f"{', '.join(map(str, short))} short of cards", seats=short)
+        return True
 
     def _close_round(self, t: float, out: list[Event]) -> bool:
         """Imply the checks of a round nobody bet in (the street closes); False if someone faces a bet."""
@@ -356,25 +530,40 @@ class HandEngine:
     def _burn(self, obs: CardEntered, out: list[Event]) -> None:
         hand = self._hand
         game = hand.game
+        if self._deal_incomplete(obs, out):
+            return
         if game.actor is not None and not self._close_round(obs.t, out):
             return self._premature(obs, out)
         if not game.expects_burn:
-            return self._reject(out, obs.t, "extra-burn", f"{obs.card} burned when no burn is due",
-                                rule="002 C.3", cards=(obs.card,))
+            return self._irregular(out, obs.t, "extra-burn", f"{obs.card} burned when no burn is due",
+                                   cards=(obs.card,))
         street = ("flop", "turn", "river")[len(game.board) and len(game.board) - 2]
         game.burn(obs.card)
         hand.placed[obs.card] = obs.zone
-        hand.burned = True
         self._emit(out, CardBurned, obs.t, street=street, card=obs.card)
 
     def _premature(self, obs: CardEntered, out: list[Event]) -> None:
-        self._reject(out, obs.t, "premature-card", f"{obs.card} read in {obs.zone} while seat "
-                     f"{self._hand.game.actor} still has to act", rule="003 art. 76",
-                     seats=(self._hand.game.actor,), cards=(obs.card,))
+        """A board or burn card while the betting round is open (003 art. 76, TDA RP-5, 002 C.3)."""
+        hand = self._hand
+        before_action = hand.game.street == "preflop" and hand.actions == 0
+        if before_action and self.profile.irregularities.premature_card == "art-76" and self.substantial_action:
+            before_action = False
+        self._irregular(out, obs.t, "premature-flop-before-action" if before_action else "premature-card",
+                        f"{obs.card} read in {obs.zone} while seat {hand.game.actor} still has to act",
+                        variant=self.profile.irregularities.premature_card, seats=(hand.game.actor,),
+                        cards=(obs.card,))
 
     def _board(self, obs: CardEntered, street: str, out: list[Event]) -> None:
         hand = self._hand
         game = hand.game
+        if self._deal_incomplete(obs, out):
+            return
+        if (street == "flop" and len(game.board) == 3 and hand.flop_actions == hand.actions
+                and not hand.board_buffer):
+            flop = game.board
+            hand.placed[obs.card] = obs.zone
+            return self._irregular(out, obs.t, "four-card-flop", f"a fourth card {obs.card} reached the flop",
+                                   cards=(*flop, obs.card))
         if game.actor is not None and not self._close_round(obs.t, out):
             return self._premature(obs, out)
         due = {0: "flop", 3: "turn", 4: "river"}.get(len(game.board))
@@ -383,8 +572,14 @@ class HandEngine:
                                 f"{obs.card} read on the {street} spot; the {due or 'board is complete'}",
                                 rule="003 art. 76", cards=(obs.card,))
         if game.expects_burn:
-            self._reject(out, obs.t, "missed-burn", f"the {street} came without a burn card",
-                         rule="002 C.3", cards=(obs.card,))
+            variant = self.profile.irregularities.missed_burn
+            self._irregular(out, obs.t, "missed-burn", f"the {street} came without a burn card", variant=variant,
+                            cards=(obs.card,))
+            if variant == "art-76":          # the card opened unburnt becomes the burn card
+                game.burn(obs.card)
+                hand.placed[obs.card] = "burn"
+                self._emit(out, CardBurned, obs.t, street=street, card=obs.card)
+                return
             game.burn(None)
         hand.board_buffer.append(obs.card)
         hand.placed[obs.card] = obs.zone
@@ -395,6 +590,8 @@ class HandEngine:
             game.deal_board(cards)
         except GameError as exc:
             return self._reject(out, obs.t, "board-refused", str(exc), cards=cards)
+        if street == "flop":
+            hand.flop_actions = hand.actions
         self._emit(out, BoardDealt, obs.t, street=street, cards=cards)
         self._settle(obs.t, out)
 
@@ -405,6 +602,8 @@ class HandEngine:
         if seat is None or seat not in game.in_hand:
             hand.placed[obs.card] = "muck"
             return
+        if self._deal_incomplete(obs, out):
+            return
         hand.placed[obs.card] = "muck"
         if game.showdown_seat is not None:
             hand.mucked.add(seat)
@@ -413,9 +612,13 @@ class HandEngine:
             return self._settle(obs.t, out)
         if seat != game.actor:
             return self._out_of_turn(seat, obs, out)
-        hand.actions += 1
         street = self._street()
-        game.fold()
+        try:
+            game.fold()
+        except GameError as exc:
+            hand.placed[obs.card] = f"seat:{seat}"   # still the seat's card
+            return self._reject(out, obs.t, "fold-refused", f"seat {seat}: {exc}", rule="000 §58", seats=(seat,))
+        hand.actions += 1
         self._emit(out, ActionTaken, obs.t, seat=seat, action="fold", street=street, total=0,
                    added=0, rule="000 §3", reason="cards reached the muck")
         self._after_action(obs.t, out)
@@ -434,6 +637,8 @@ class HandEngine:
         before = hand.zone_amount.get(seat, 0)
         if obs.amount <= before:
             hand.zone_amount[seat], hand.zone_chips[seat] = obs.amount, obs.chips
+            return
+        if self._deal_incomplete(obs, out):
             return
         if seat not in hand.game.in_hand:
             return self._reject(out, obs.t, "chips-from-seat-not-in-hand",
@@ -493,13 +698,10 @@ class HandEngine:
             return self.feed_into(obs, out)
         self._hand.pending[seat] = obs
 
-    def feed_into(self, obs: Observation, out: list[Event]) -> None:
-        getattr(self, "_on_" + type(obs).__name__)(obs, out)
-
     def _after_action(self, t: float, out: list[Event]) -> None:
         self._settle(t, out)
         hand = self._hand
-        if hand is not None and hand.game.actor in hand.pending:
+        if hand is not None and self._hold is None and hand.game.actor in hand.pending:
             self.feed_into(hand.pending.pop(hand.game.actor), out)
 
     # -- showdown and pots -----------------------------------------------

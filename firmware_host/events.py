@@ -164,12 +164,28 @@ class Irregularity(Event):
     procedure: str
     cards: tuple[str, ...] = ()
     substantial_action: bool = False
+    procedure_fr: str = ""
+    options: tuple[str, ...] = ()
+    needs_floor: bool = False
+
+
+@dataclass(frozen=True)
+class IrregularityResolved(Event):
+    """The irregularity on hold was resolved: by whom, how, and what it did."""
+
+    KIND: ClassVar[str] = "irregularity-resolved"
+    irregularity: str
+    rule: str
+    by: str
+    decision: str
+    effect: str
+    cards: tuple[str, ...] = ()
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.KIND: cls
     for cls in (HandStarted, HoleCardDealt, CardBurned, ActionTaken, BoardDealt, HandShown,
-                PotAwarded, HandEnded, Irregularity)
+                PotAwarded, HandEnded, Irregularity, IrregularityResolved)
 }
 
 

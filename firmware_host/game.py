@@ -204,11 +204,30 @@ class Game:
         with _strict():
             self.state.deal_board("".join(cards))
 
+    def replace_hole_card(self, seat: int, old: str, new: str) -> None:
+        """Swap an exposed hole card for its replacement (002 C.2). pokerkit has no operation for a
+        card taken back, so its card lists are edited here, and only here."""
+        cards = self.state.hole_cards[self.index[seat]]
+        cards[[repr(c) for c in cards].index(old)] = Card.clean(new)[0]
+
+    def replace_board_card(self, old: str, new: str) -> None:
+        """Put *new* on the board in place of *old* (000 §39: the four-card flop's random burn)."""
+        for spot in self.state.board_cards:
+            if repr(spot[0]) == old:
+                spot[0] = Card.clean(new)[0]
+                return
+        raise GameError(f"{old} is not on the board")
+
     def fold(self) -> None:
         """Fold the actor. A fold when a check was possible still kills the hand (000 §58):
         pokerkit refuses it in tournament mode, so it is made in cash-game mode."""
         state = self.state
         if state.actor_index is not None and state.bets[state.actor_index] >= max(state.bets):
+            others = [i for i in state.player_indices
+                      if i != state.actor_index and state.statuses[i] and state.stacks[i]]
+            if not others:
+                raise GameError("the last player able to bet cannot fold facing no bet: the pots he "
+                                "contested would have no one left to win them; check")
             state.mode = Mode.CASH_GAME
             try:
                 with _strict(), warnings.catch_warnings():

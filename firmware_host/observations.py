@@ -216,9 +216,42 @@ class DeviceRecovered:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class CardExposed:
+    """A card seen face up where it should be face down (camera: a seat's card area or the deck)."""
+
+    t: float
+    zone: str
+    card: str
+
+    def __post_init__(self) -> None:
+        check_zone(self.zone, ("shoe", "seat", "board", "muck", "burn"))
+        check_card(self.card)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The dealer (console) or the TD (hall command) resolves the irregularity on hold.
+
+    ``decision`` is one of the options the irregularity event listed; ``card``
+    names a card where the decision needs one.
+    """
+
+    t: float
+    by: Literal["dealer", "td"]
+    decision: str
+    card: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.by not in ("dealer", "td"):
+            raise ObservationError(f"a resolution is by the dealer or the td, not {self.by!r}")
+        if self.card is not None:
+            check_card(self.card)
+
+
 Observation = Union[
     CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, SeatPresence, SetLevel, MoveButton,
-    ForeignCard, WrongBackCard, DeviceFault, DeviceRecovered,
+    ForeignCard, WrongBackCard, DeviceFault, DeviceRecovered, CardExposed, Resolution,
 ]
 
 OBSERVATION_TYPES = {cls.__name__: cls for cls in Observation.__args__}

@@ -121,6 +121,10 @@ class Irregularities:
         exposed board card stays, later streets are dealt as if no error (002 C.3);
         ``"art-76"``: the card dealt unburnt becomes the burn card and the next
         card takes its place (003 art. 76).
+    button_missing_card
+        The deal ends with the button one card short.
+        ``"may-receive"``: the button may receive its missing card (000 §35B, §37);
+        ``"misdeal"``: an incorrect number of cards is a misdeal (002 C.2, 003 art. 77).
     two_decks
         Two decks of different back colours alternate at the table; a card of
         the other back seen in a hand voids the hand, one found in the stub
@@ -131,6 +135,7 @@ class Irregularities:
     own_exposure: OwnExposure
     premature_card: PrematureCard
     missed_burn: MissedBurn
+    button_missing_card: Literal["may-receive", "misdeal"]
     two_decks: bool
 
 

@@ -22,7 +22,7 @@ def test_demo_prints_readable_events_and_hides_hole_cards():
     out = done.stdout
     assert "NEW HAND  button 6  SB 1  BB 2" in out
     assert "seat 1 dealt [hidden]" in out and "dealt As" not in out
-    assert "premature-card [003 art. 76]" in out
+    assert "premature-card [000 §39 (TDA RP-5)]" in out and "resolved by dealer" in out
     assert "seat 3 shows Kh Kd" in out          # shown at showdown: now public
     assert out.strip().splitlines()[-1].startswith("final stacks:")
     assert "dealt As" in tablectl("demo", "--secrets").stdout

@@ -160,7 +160,7 @@ def test_004_bb_odd_chip_stays_in_the_pot_for_the_next_hand():
     assert table.ended().carried == 50 and sum(table.final().values()) == 15000 - 50
     # next hand: the main pot's winner takes the carried chip
     table.new_hand()
-    table.deal({1: "9c9d", 2: "2h3h", 3: "4h5h"})
+    table.deal({2: "2h3h", 3: "4h5h", 1: "9c9d"})   # button 1: the deal starts at seat 2
     table.fold(1)
     table.fold(2)
     award = table.awards()[-1]
@@ -217,7 +217,7 @@ def test_000_23_level_change_starts_on_next_hand():
 def test_000_35c_misdeal_replays_same_button_and_blinds():
     table = Table({1: 10000, 2: 10000, 3: 10000, 4: 10000}, button=4)
     first = table.new_hand()[-1]
-    table.feed(CardEntered(table.tick(), "seat:2", "As"))
+    table.feed(CardEntered(table.tick(), "seat:1", "As"))
     table.press("misdeal")
     assert table.irregularities()[-1].irregularity == "misdeal"
     ended = table.ended()
@@ -256,11 +256,11 @@ def test_duplicate_card_is_refused_000_35e():
     table.feed(CardEntered(table.tick(), "shoe", "As"))
     table.feed(CardEntered(table.tick(), "seat:1", "As"))
     table.feed(CardEntered(table.tick(), "seat:2", "As"))
-    table.feed(CardEntered(table.tick(), "shoe", "As"))
     dealt = [e for e in table.events if isinstance(e, ev.HoleCardDealt)]
     assert [(e.seat, e.card) for e in dealt] == [(1, "As")]
-    assert [i.irregularity for i in table.irregularities()] == ["duplicate-card", "duplicate-card"]
-    assert table.irregularities()[0].rule == "000 §35E"
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.needs_floor) == ("duplicate-card", "000 §35E", True)
+    assert table.engine.on_hold == "duplicate-card"
 
 
 def test_implied_checks_when_next_seat_acts_or_street_closes():
@@ -289,7 +289,7 @@ def test_premature_flop_card_is_reported_not_dealt():
     table.fold(3)
     table.feed(CardEntered(table.tick(), "board:flop", "9s"))
     (irr,) = table.irregularities()
-    assert irr.irregularity == "premature-card" and irr.rule == "003 art. 76" and irr.seats == (4,)
+    assert irr.irregularity == "premature-card" and irr.rule == "000 §39 (TDA RP-5)" and irr.seats == (4,)
     assert not [e for e in table.events if isinstance(e, ev.BoardDealt)]
 
 

@@ -117,11 +117,11 @@ def test_seating(profile_id, new_player):
 
 
 @pytest.mark.parametrize("profile_id, expected", [
-    ("000", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", False)),      # 000 §35, §68, §39
-    ("001", Irregularities("misdeal", "dead", "tda-rp5", "board-stands", False)),              # 001 'Annonce de sa main'
-    ("002", Irregularities("replace-with-burn", "dead", "discard", "board-stands", True)),      # 002 C.1-C.3, C.6
-    ("003", Irregularities("misdeal", "dead-unless-nuts", "art-76", "art-76", False)),         # 003 art. 48, 76, 77
-    ("004", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", False)),      # 004 H.a, H.b
+    ("000", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)),  # 000 §35, §37, §68, §39
+    ("001", Irregularities("misdeal", "dead", "tda-rp5", "board-stands", "may-receive", False)),          # 001 'Annonce de sa main'
+    ("002", Irregularities("replace-with-burn", "dead", "discard", "board-stands", "misdeal", True)),     # 002 C.1-C.3, C.6
+    ("003", Irregularities("misdeal", "dead-unless-nuts", "art-76", "art-76", "misdeal", False)),        # 003 art. 48, 76, 77
+    ("004", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)), # 004 H.a, H.b
 ])
 def test_irregularities(profile_id, expected):
     assert builtin_profile(profile_id).irregularities == expected
@@ -217,6 +217,7 @@ exposed_card = "misdeal"
 own_exposure = "live-penalty"
 premature_card = "tda-rp5"
 missed_burn = "board-stands"
+button_missing_card = "may-receive"
 two_decks = false
 """
 
@@ -404,7 +405,7 @@ def test_bad_chip_set(write, new, key, reason):
     ('min_raise = "tda"\n', None),                                  # has a default in BettingRules
     ("big_blind = 50, minutes = 20 }", "levels[0].minutes"),
     ('[irregularities]\nexposed_card = "misdeal"\nown_exposure = "live-penalty"\npremature_card = "tda-rp5"\n'
-     'missed_burn = "board-stands"\ntwo_decks = false\n', "irregularities"),
+     'missed_burn = "board-stands"\nbutton_missing_card = "may-receive"\ntwo_decks = false\n', "irregularities"),
     ('two_decks = false\n', "irregularities.two_decks"),
 ])
 def test_missing_required_key(write, old, key):
