@@ -208,13 +208,22 @@ class Game:
         """Swap an exposed hole card for its replacement (002 C.2). pokerkit has no operation for a
         card taken back, so its card lists are edited here, and only here."""
         cards = self.state.hole_cards[self.index[seat]]
-        cards[[repr(c) for c in cards].index(old)] = Card.clean(new)[0]
+        cards[[repr(c) for c in cards].index(old)] = self._swap(old, new)
+
+    def _swap(self, old: str, new: str) -> Card:
+        """*old* goes back to pokerkit's deck (it will be burned), *new* leaves it."""
+        (old_card,), (new_card,) = Card.clean(old), Card.clean(new)
+        deck = self.state.deck_cards
+        if new_card in deck:
+            deck.remove(new_card)
+        deck.append(old_card)
+        return new_card
 
     def replace_board_card(self, old: str, new: str) -> None:
         """Put *new* on the board in place of *old* (000 §39: the four-card flop's random burn)."""
         for spot in self.state.board_cards:
             if repr(spot[0]) == old:
-                spot[0] = Card.clean(new)[0]
+                spot[0] = self._swap(old, new)
                 return
         raise GameError(f"{old} is not on the board")
 

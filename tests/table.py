@@ -48,7 +48,8 @@ class Table:
         return out
 
     def take(self, card: str) -> str:
-        self.unused.remove(card)
+        if card in self.unused:       # a card may come back (a burn card chosen by the floor)
+            self.unused.remove(card)
         return card
 
     def deal(self, holes: dict[int, str]) -> list[Event]:

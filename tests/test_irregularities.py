@@ -1,0 +1,334 @@
+"""Each irregularity: triggered at the table, the rule of each house, the procedure, the state after resolution."""
+import pytest
+
+from firmware_host import events as ev
+from firmware_host.observations import (
+    CardEntered, CardExposed, ChipsInZone, ForeignCard, Resolution, WrongBackCard,
+)
+
+from table import Table
+
+
+def started(table):
+    return [e for e in table.events if isinstance(e, ev.HandStarted)]
+
+
+def resolved(table):
+    return [e for e in table.events if isinstance(e, ev.IrregularityResolved)]
+
+
+def three_handed(profile="000", **kw):
+    table = Table({1: 10000, 2: 10000, 3: 10000}, button=3, profile=profile, **kw)
+    table.new_hand()
+    return table
+
+
+def card(table, zone, c, face_up=None):
+    return table.feed(CardEntered(table.tick(), zone, c, face_up))
+
+
+def assert_void_and_replay(table, first):
+    ended = table.ended()
+    assert ended.voided and set(ended.stacks) == {10000}       # every bet returned
+    replay = table.new_hand()[-1]
+    assert replay.replay and (replay.button, replay.small_blind_seat, replay.big_blind_seat) == (
+        first.button, first.small_blind_seat, first.big_blind_seat)
+
+
+# -- deck integrity: 000 §35E, 002 C.3 -----------------------------------------------------------
+
+@pytest.mark.parametrize("profile, rule", [("000", "000 §35E"), ("002", "002 C.3"),
+                                           ("003", "000 §35E (house 003 is silent)")])
+@pytest.mark.parametrize("kind", ["duplicate-card", "foreign-card", "wrong-back-card"])
+def test_deck_integrity_stops_play_and_returns_every_bet(profile, rule, kind):
+    table = three_handed(profile)
+    first = started(table)[-1]
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100, 100, 100), table.push(1, 100, 100, 50), table.push(2, 100, 100)   # substantial action
+    assert table.engine.substantial_action
+    if kind == "duplicate-card":
+        card(table, "shoe", "Ks")
+    elif kind == "foreign-card":
+        table.feed(ForeignCard(table.tick(), "shoe", "04a1b2c3d4e5f6"))
+    else:
+        table.feed(WrongBackCard(table.tick(), "shoe", "2c", "red-deck"))
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.needs_floor, irr.options) == (kind, rule, True, ("void-hand",))
+    assert irr.substantial_action and "every bet is returned" in irr.procedure and "jetons sont rendus" in irr.procedure_fr
+    table.feed(Resolution(table.tick(), "td", "void-hand"))
+    (done,) = resolved(table)
+    assert (done.by, done.decision) == ("td", "void-hand")
+    assert_void_and_replay(table, first)
+
+
+# -- misdeals before substantial action: 000 §35, 002 C.2, 003 art. 77 --------------------------
+
+@pytest.mark.parametrize("profile, rule", [("000", "000 §35A2"), ("002", "002 C.2")])
+def test_first_card_to_the_wrong_seat_is_a_misdeal(profile, rule):
+    table = three_handed(profile)
+    first = started(table)[-1]
+    card(table, "shoe", "As")
+    card(table, "seat:2", "As")           # seat 1 is first left of the button
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.options) == ("first-card-wrong-seat", rule, ("misdeal",))
+    card(table, "seat:3", "Kd")           # held, not lost, not dealt
+    assert not [e for e in table.events if isinstance(e, ev.HoleCardDealt)]
+    table.confirm()                       # the dealer applies the procedure
+    assert resolved(table)[0].by == "dealer" and resolved(table)[0].decision == "misdeal"
+    assert_void_and_replay(table, first)
+
+
+def test_card_to_a_seat_not_dealt_in_is_a_misdeal_000_35a3():
+    table = three_handed()
+    card(table, "seat:1", "As")
+    card(table, "seat:7", "Kd")
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.seats) == ("card-to-seat-not-dealt-in", "000 §35A3", (7,))
+
+
+@pytest.mark.parametrize("profile, rule", [("000", "000 §35A1"), ("003", "003 art. 77"), ("002", "002 C.2")])
+def test_two_cards_face_up_in_the_deck_is_a_misdeal(profile, rule):
+    table = three_handed(profile)
+    card(table, "shoe", "As", face_up=True)
+    card(table, "seat:1", "As")
+    assert not table.irregularities()      # one card face up: no misdeal yet
+    card(table, "shoe", "Kd", face_up=True)
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule) == ("cards-face-up-in-deck", rule)
+
+
+@pytest.mark.parametrize("profile, kind, rule", [
+    ("000", "button-short-a-card", "000 §37"), ("004", "button-short-a-card", "000 §37 (house 004 is silent)"),
+    ("002", "wrong-number-of-cards", "002 C.2"), ("003", "wrong-number-of-cards", "003 art. 77")])
+def test_button_one_card_short(profile, kind, rule):
+    table = three_handed(profile)
+    for c, seat in (("As", 1), ("Ks", 2), ("Qs", 3), ("Ad", 1), ("Kd", 2)):
+        card(table, "shoe", c)
+        card(table, f"seat:{seat}", c)
+    table.push(3, 100)                     # play goes on: the button has one card
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.seats) == (kind, rule, (3,))
+    if kind == "wrong-number-of-cards":
+        assert irr.options == ("misdeal",)
+        return
+    assert irr.options == ("give-card", "misdeal")
+    table.confirm()                        # 000 §37: the button receives its card
+    assert table.actions() == []           # the push waits for the end of the deal
+    card(table, "shoe", "Qd")
+    card(table, "seat:3", "Qd")
+    assert table.actions() == [(3, "call", 100)]
+
+
+def test_entitled_seat_without_cards_is_a_misdeal_000_35a4():
+    table = three_handed()
+    for c, seat in (("As", 1), ("Ks", 2), ("Ad", 1), ("Kd", 2)):
+        card(table, f"seat:{seat}", c)
+    table.push(3, 100)
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.seats, irr.options) == ("wrong-number-of-cards", "000 §35A4", (3,), ("misdeal",))
+
+
+def test_third_card_to_a_seat_is_a_misdeal():
+    table = three_handed()
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    card(table, "seat:2", "2c")
+    assert table.irregularities()[-1].irregularity == "wrong-number-of-cards"
+
+
+# -- exposed cards ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile, rule", [("000", "000 §35A5"), ("002", "002 C.2"), ("004", "004 H.a")])
+def test_one_of_the_first_two_cards_exposed_is_a_misdeal_everywhere(profile, rule):
+    table = three_handed(profile)
+    card(table, "seat:1", "As", face_up=True)
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.options) == ("exposed-card-misdeal", rule, ("misdeal",))
+
+
+def test_later_exposed_card_000_is_a_misdeal_002_is_replaced_and_burned():
+    for profile in ("000", "002"):
+        table = three_handed(profile)
+        for c, seat in (("As", 1), ("Ks", 2), ("Qs", 3), ("Ad", 1)):
+            card(table, f"seat:{seat}", c)
+        card(table, "seat:2", "Kd", face_up=True)
+        irr = table.irregularities()[-1]
+        if profile == "000":
+            assert (irr.irregularity, irr.rule) == ("exposed-card-misdeal", "000 §35A5")
+            continue
+        assert (irr.irregularity, irr.rule, irr.options) == ("exposed-card-replaced", "002 C.2", ("replace",))
+        table.confirm()
+        card(table, "seat:3", "Qd")        # the deal goes on; seat 2 gets its replacement last
+        card(table, "seat:2", "2h")
+        assert table.engine._hand.game.hole(2) == ("Ks", "2h")
+        table.holes = {1: ("As", "Ad"), 2: ("Ks", "2h"), 3: ("Qs", "Qd")}
+        table.push(3, 100), table.push(1, 50), table.confirm()
+        table.board("flop", "7c8c9c", burn="Kd")     # the exposed card is the flop's burn
+        assert [e.card for e in table.events if isinstance(e, ev.CardBurned)] == ["Kd"]
+        assert len(table.irregularities()) == 1
+
+
+@pytest.mark.parametrize("profile, rule", [("000", "000 §68"), ("004", "004 H.b"), ("003", "003 art. 48"),
+                                           ("002", "002 C.6")])
+def test_player_exposing_his_own_cards_is_reported_for_the_td_not_a_misdeal(profile, rule):
+    table = three_handed(profile)
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.feed(CardExposed(table.tick(), "seat:3", "Qs"))
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.needs_floor) == ("player-exposed-cards", rule, False)
+    table.push(3, 100)
+    assert table.actions() == [(3, "call", 100)]      # the hand goes on
+
+
+# -- four-card flop: 000 §39 -----------------------------------------------------------------------
+
+def _to_the_flop(profile="000"):
+    table = three_handed(profile)
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100), table.push(1, 50), table.confirm()
+    table.board("flop", "7c8c9c", burn="2d")
+    return table
+
+
+def test_four_card_flop_floor_picks_the_burn_at_random():
+    table = _to_the_flop()
+    card(table, "shoe", "Tc")
+    card(table, "board:flop", "Tc")
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.cards, irr.options) == (
+        "four-card-flop", "000 §39", ("7c", "8c", "9c", "Tc"), ("random-burn",))
+    table.feed(Resolution(table.tick(), "td", "random-burn", "8c"))
+    (done,) = resolved(table)
+    assert done.by == "td" and "8c is the turn's burn card" in done.effect
+    assert table.engine._hand.game.board == ("7c", "Tc", "9c")
+    table.confirm(), table.confirm()
+    table.board("turn", "Jh", burn="8c")    # the chosen card is the turn's burn
+    assert [e.cards for e in table.events if isinstance(e, ev.BoardDealt)][-1] == ("Jh",)
+    assert len(table.irregularities()) == 1
+
+
+def test_four_card_flop_dealer_confirm_picks_reproducibly():
+    picks = set()
+    for _ in range(2):
+        table = _to_the_flop()
+        card(table, "board:flop", "Tc")
+        table.confirm()
+        picks.add(resolved(table)[0].effect)
+    assert len(picks) == 1                  # same observations, same pick
+
+
+# -- premature board cards: 003 art. 76, TDA RP-5, 002 C.3 ----------------------------------------
+
+@pytest.mark.parametrize("profile, kind, rule, option", [
+    ("003", "premature-flop-before-action", "003 art. 76", "misdeal"),
+    ("000", "premature-flop-before-action", "000 §39 (TDA RP-5)", "return-card"),
+    ("002", "premature-flop-before-action", "002 C.3", "discard"),
+])
+def test_premature_flop_before_any_action(profile, kind, rule, option):
+    table = three_handed(profile)
+    first = started(table)[-1]
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    card(table, "board:flop", "7c")
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.options) == (kind, rule, (option,))
+    table.confirm()
+    if option == "misdeal":
+        return assert_void_and_replay(table, first)
+    table.push(3, 100), table.push(1, 50), table.confirm()
+    table.sweep()
+    card(table, "burn", "2d")
+    card(table, "board:flop", "7c")        # the premature card comes again
+    if option == "return-card":            # back in the stub: it may be dealt again
+        assert len(table.irregularities()) == 1
+    else:                                  # 002: out of play: seeing it again is a duplicate
+        assert table.irregularities()[-1].irregularity == "duplicate-card"
+
+
+def test_premature_turn_after_action_003_the_card_becomes_the_burn():
+    table = _to_the_flop("003")
+    table.push(1, 100)                      # seat 1 bets; seat 2 still to act
+    card(table, "board:turn", "Jh")
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule) == ("premature-card", "003 art. 76") and irr.seats == (2,)
+    table.confirm()
+    table.push(2, 100), table.push(3, 100)
+    table.board("turn", "5s", burn="Jh")    # the premature card is burned; the turn is another card
+    assert [e.cards for e in table.events if isinstance(e, ev.BoardDealt)][-1] == ("5s",)
+
+
+# -- missed and extra burns: 003 art. 76, 002 C.3 -------------------------------------------------
+
+def test_missed_burn_003_the_first_card_becomes_the_burn():
+    table = three_handed("003")
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100), table.push(1, 50), table.confirm()
+    table.sweep()
+    for c in ("7c", "8c", "9c", "Tc"):
+        card(table, "board:flop", c)
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.needs_floor) == ("missed-burn", "003 art. 76", False)
+    assert [e.card for e in table.events if isinstance(e, ev.CardBurned)] == ["7c"]
+    assert table.engine._hand.game.board == ("8c", "9c", "Tc")
+
+
+def test_missed_burn_000_the_board_stands():
+    table = three_handed("000")
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100), table.push(1, 50), table.confirm()
+    table.sweep()
+    for c in ("7c", "8c", "9c"):
+        card(table, "board:flop", c)
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule) == ("missed-burn", "002 C.3")
+    assert table.engine._hand.game.board == ("7c", "8c", "9c")
+
+
+def test_extra_burn_goes_back_for_the_next_street_002_c3():
+    table = three_handed()
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100), table.push(1, 50), table.confirm()
+    table.sweep()
+    card(table, "burn", "2d")
+    card(table, "burn", "Jd")
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.needs_floor) == ("extra-burn", "002 C.3 (house 000 is silent)", False)
+    for c in ("7c", "8c", "9c"):
+        card(table, "board:flop", c)
+    table.confirm(), table.confirm()
+    table.board("turn", "5s", burn="Jd")    # the extra burn is the turn's burn
+    assert [e.card for e in table.events if isinstance(e, ev.CardBurned)] == ["2d", "Jd"]
+
+
+# -- after substantial action and resolution rules -------------------------------------------------
+
+def test_same_facts_after_substantial_action_are_not_a_misdeal_000_35d():
+    table = three_handed()
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100), table.push(1, 50)
+    card(table, "seat:7", "2c")
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.needs_floor) == ("card-to-seat-not-dealt-in", "000 §35D", False)
+    assert "the hand continues" in irr.procedure and table.engine.on_hold is None
+
+
+def test_a_resolution_that_is_not_an_option_is_refused_and_the_hand_stays_on_hold():
+    table = three_handed()
+    card(table, "seat:2", "As")
+    table.feed(Resolution(table.tick(), "td", "continue"))
+    assert table.irregularities()[-1].irregularity == "bad-resolution"
+    assert table.engine.on_hold == "first-card-wrong-seat"
+
+
+def test_clean_hands_raise_no_irregularity_in_any_house():
+    for profile in ("000", "001", "002", "003", "004"):
+        table = Table({1: 10000, 2: 10000, 3: 10000}, button=3, profile=profile)
+        table.new_hand()
+        table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+        table.push(3, 100), table.push(1, 50), table.confirm()
+        table.board("flop", "7c8c9c")
+        table.push(1, 100), table.fold(2), table.push(3, 100)
+        table.board("turn", "2h")
+        table.confirm(), table.confirm()
+        table.board("river", "3s")
+        table.confirm(), table.confirm(), table.confirm()
+        assert not table.irregularities(), profile
+        assert table.ended() and not table.ended().voided
