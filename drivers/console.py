@@ -1,0 +1,108 @@
+"""The dealer console: four buttons in, an alert LED and a buzzer out (gpiozero).
+
+Buttons become :class:`~firmware_host.observations.ConsolePress` observations,
+stamped by an injected clock. Events drive the outputs: an irregularity that
+needs the floor lights the alert LED (blinking) and beeps the buzzer until it
+is resolved (:func:`alert_state` is the pure part). On a Pi, gpiozero picks
+its native pin factory; tests and replays use ``gpiozero.pins.mock.MockFactory``.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from gpiozero import LED, Button, Buzzer
+
+from firmware_host.events import Event, HandEnded, Irregularity, IrregularityResolved
+from firmware_host.observations import ConsolePress
+
+log = logging.getLogger(__name__)
+
+BUTTONS = ("new-hand", "confirm", "misdeal", "floor")
+
+
+@dataclass(frozen=True)
+class ConsolePins:
+    """GPIO (BCM) numbers of the console; validated at start-up."""
+
+    buttons: Mapping[str, int]
+    alert_led: int
+    buzzer: int
+
+    def __post_init__(self) -> None:
+        unknown = set(self.buttons) - set(BUTTONS)
+        if unknown:
+            raise ValueError(f"console.buttons: unknown button(s) {sorted(unknown)}; expected {BUTTONS}")
+        missing = set(BUTTONS) - set(self.buttons)
+        if missing:
+            raise ValueError(f"console.buttons: missing {sorted(missing)}")
+        pins = [*self.buttons.values(), self.alert_led, self.buzzer]
+        if len(set(pins)) != len(pins):
+            raise ValueError(f"console: a pin is used twice in {pins}")
+        for pin in pins:
+            if not 2 <= pin <= 27:
+                raise ValueError(f"console: GPIO{pin} is not a usable BCM pin (2-27)")
+
+
+def alert_state(events: Iterable[Event], alert: bool = False) -> bool:
+    """Whether the alert is on after *events*, starting from *alert* (pure)."""
+    for event in events:
+        if isinstance(event, Irregularity) and event.needs_floor:
+            alert = True
+        elif isinstance(event, (IrregularityResolved, HandEnded)):
+            alert = False
+    return alert
+
+
+class Console:
+    """The dealer console. ``on_press`` receives each :class:`ConsolePress`."""
+
+    def __init__(self, pins: ConsolePins, on_press: Callable[[ConsolePress], None], *,
+                 clock: Callable[[], float] = time.monotonic, pin_factory=None, bounce_time: float = 0.02):
+        self._clock = clock
+        self._on_press = on_press
+        self._devices = []
+        self.alert = False
+        try:
+            self._buttons = {}
+            for name, pin in pins.buttons.items():
+                button = Button(pin, bounce_time=bounce_time, pin_factory=pin_factory)
+                button.when_pressed = lambda _b=None, name=name: self._pressed(name)
+                self._buttons[name] = button
+                self._devices.append(button)
+            self.led = LED(pins.alert_led, pin_factory=pin_factory)
+            self._devices.append(self.led)
+            self.buzzer = Buzzer(pins.buzzer, pin_factory=pin_factory)
+            self._devices.append(self.buzzer)
+        except Exception:
+            self.close()
+            raise
+
+    def _pressed(self, name: str) -> None:
+        self._on_press(ConsolePress(self._clock(), name))
+
+    def show(self, events: Iterable[Event]) -> None:
+        """Update the LED and buzzer from the engine's events."""
+        alert = alert_state(events, self.alert)
+        if alert and not self.alert:
+            log.warning("irregularity: alert on")
+            self.led.blink(on_time=0.25, off_time=0.25)
+            self.buzzer.beep(on_time=0.1, off_time=0.9, n=3)
+        elif self.alert and not alert:
+            self.led.off()
+            self.buzzer.off()
+        self.alert = alert
+
+    def close(self) -> None:
+        """Release this console's pins, and only them."""
+        for device in reversed(self._devices):
+            device.close()
+        self._devices.clear()
+
+    def __enter__(self) -> Console:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,57 @@
+"""The dealer console on gpiozero's MockFactory: presses in, alert LED and buzzer out."""
+import pytest
+from gpiozero import LED
+from gpiozero.pins.mock import MockFactory
+
+from drivers.console import Console, ConsolePins
+from firmware_host.observations import CardEntered
+
+from table import Table
+
+PINS = ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}, alert_led=20, buzzer=21)
+
+
+@pytest.fixture
+def factory():
+    return MockFactory()
+
+
+def test_a_press_is_a_timestamped_observation(factory):
+    seen = []
+    with Console(PINS, seen.append, clock=lambda: 42.0, pin_factory=factory):
+        pin = factory.pin(6)
+        pin.drive_low()          # pressed (pull-up: active low)
+        pin.drive_high()
+    assert [(o.t, o.button) for o in seen] == [(42.0, "confirm")]
+
+
+def test_irregularity_lights_the_alert_until_the_dealer_resolves_it(factory):
+    table = Table({1: 10000, 2: 10000, 3: 10000}, button=3)
+    table.new_hand()
+    console = Console(PINS, lambda obs: console.show(table.feed(obs)), pin_factory=factory)
+    led, buzzer = factory.pin(20), factory.pin(21)
+    console.show(table.feed(CardEntered(table.tick(), "seat:2", "As")))      # first card to the wrong seat
+    assert console.alert and table.engine.on_hold == "first-card-wrong-seat"
+    assert led.state or any(s for _, s in led.states)                          # blinking
+    assert any(s for _, s in buzzer.states)
+    factory.pin(6).drive_low()                                                 # the dealer confirms
+    factory.pin(6).drive_high()
+    assert not console.alert and table.engine.on_hold is None
+    assert not led.state and not buzzer.state
+    console.close()
+
+
+def test_close_releases_only_its_own_pins(factory):
+    other = LED(26, pin_factory=factory)
+    console = Console(PINS, lambda obs: None, pin_factory=factory)
+    console.close()
+    again = LED(20, pin_factory=factory)         # its pins are free again
+    assert not other.closed
+    again.close(), other.close()
+
+
+def test_bad_pin_map_fails_at_start_up_naming_the_key():
+    with pytest.raises(ValueError, match="unknown button"):
+        ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19, "deal": 4}, 20, 21)
+    with pytest.raises(ValueError, match="used twice"):
+        ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}, 5, 21)
