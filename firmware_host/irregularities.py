@@ -139,7 +139,7 @@ def procedure(kind: str, profile: Profile, variant: str | None = None) -> Proced
     entry = entries.get(variant) if variant else None
     entry = entry or entries.get(profile.id) or entries["*"]
     rule, fr, en, options = entry
-    if not variant and profile.id not in entries and not rule.startswith(profile.id):
+    if profile.id not in entries and not rule.startswith(profile.id):
         rule += f" (house {profile.id} is silent)"
     return Procedure(rule, fr, en, options)
 

@@ -278,7 +278,7 @@ def test_missed_burn_000_the_board_stands():
     for c in ("7c", "8c", "9c"):
         card(table, "board:flop", c)
     (irr,) = table.irregularities()
-    assert (irr.irregularity, irr.rule) == ("missed-burn", "002 C.3")
+    assert (irr.irregularity, irr.rule) == ("missed-burn", "002 C.3 (house 000 is silent)")
     assert table.engine._hand.game.board == ("7c", "8c", "9c")
 
 
