@@ -407,6 +407,16 @@ class HandEngine:
             self._irregular(out, obs.t, "player-exposed-cards", f"seat {seat} shows {obs.card} while the action "
                             "is open", variant=None, seats=(seat,), cards=(obs.card,))
 
+    def _misplaced_hole_card(self, obs: CardEntered, out: list[Event]) -> None:
+        """A hole card read where it does not belong (another seat, the board): it is exposed."""
+        hand = self._hand
+        seat = hand.owner[obs.card]
+        if hand.game.expects_hole:
+            return self._dealer_exposed(obs.t, seat, obs.card, out)
+        if seat in hand.game.in_hand:
+            self._irregular(out, obs.t, "player-exposed-cards", f"seat {seat}'s {obs.card} read in {obs.zone}",
+                            seats=(seat,), cards=(obs.card,))
+
     def _dealer_exposed(self, t: float, seat: int, card: str, out: list[Event]) -> None:
         """A hole card exposed by the dealer during the deal (000 §35A5, 002 C.2, 004 H.a)."""
         hand = self._hand
@@ -447,7 +457,11 @@ class HandEngine:
         if previous == "held-burn" and kind == "burn":
             previous = None
         if previous not in (None, "shoe"):
-            if not (kind == "seat" and hand.replace.get(zone_seat(obs.zone)) == obs.card):
+            if kind == "seat" and hand.replace.get(zone_seat(obs.zone)) == obs.card:
+                pass
+            elif obs.card in hand.owner and previous.startswith("seat:") and obs.zone != previous:
+                return self._misplaced_hole_card(obs, out)
+            else:
                 return self._duplicate(obs, previous, out)
         if kind == "seat":
             self._hole(obs, zone_seat(obs.zone), out)

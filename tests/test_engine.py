@@ -255,7 +255,8 @@ def test_duplicate_card_is_refused_000_35e():
     table.new_hand()
     table.feed(CardEntered(table.tick(), "shoe", "As"))
     table.feed(CardEntered(table.tick(), "seat:1", "As"))
-    table.feed(CardEntered(table.tick(), "seat:2", "As"))
+    table.feed(CardEntered(table.tick(), "shoe", "As"))       # the same card drawn again: two decks mixed
+    table.feed(CardEntered(table.tick(), "seat:2", "As"))     # held: the hand waits for the floor
     dealt = [e for e in table.events if isinstance(e, ev.HoleCardDealt)]
     assert [(e.seat, e.card) for e in dealt] == [(1, "As")]
     (irr,) = table.irregularities()

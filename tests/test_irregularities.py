@@ -167,6 +167,20 @@ def test_later_exposed_card_000_is_a_misdeal_002_is_replaced_and_burned():
         assert len(table.irregularities()) == 1
 
 
+def test_hole_card_read_in_another_zone_is_exposed_not_a_duplicate():
+    table = three_handed("002")
+    for c, seat in (("As", 1), ("Ks", 2), ("Qs", 3)):
+        card(table, f"seat:{seat}", c)
+    card(table, "seat:2", "As")            # seat 1's first card slid under seat 2's antenna
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule) == ("exposed-card-misdeal", "002 C.2")   # one of the first two cards
+    table2 = three_handed("000")
+    table2.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    card(table2, "board:flop", "Qs")       # during the betting: seat 3's card on the board spot
+    (irr,) = table2.irregularities()
+    assert (irr.irregularity, irr.rule, irr.seats) == ("player-exposed-cards", "000 §68", (3,))
+
+
 @pytest.mark.parametrize("profile, rule", [("000", "000 §68"), ("004", "004 H.b"), ("003", "003 art. 48"),
                                            ("002", "002 C.6")])
 def test_player_exposing_his_own_cards_is_reported_for_the_td_not_a_misdeal(profile, rule):
