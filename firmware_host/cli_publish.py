@@ -1,6 +1,285 @@
 """tablectl sub-commands for publishing: `run`, `bench mqtt`."""
 from __future__ import annotations
 
+import json
+import logging
+import signal
+import sys
+import threading
+
 
 def register(commands, bench, calibrate) -> None:
     """Add this module's sub-commands to the ``tablectl`` parsers."""
+    run = commands.add_parser("run", help="run the table controller: observations -> engine -> MQTT")
+    run.add_argument("--config", required=True, help="TOML config (see hardware/mosquitto/table.example.toml)")
+    run.add_argument("--source", default="demo", choices=["demo"], help="observation source (default: demo)")
+    run.add_argument("--speed", type=float, default=10.0, help="demo pace, x real time (0: flat out)")
+    run.add_argument("--loops", type=int, default=1, help="play the demo session N times")
+    run.add_argument("--exit-at-end", action="store_true",
+                     help="exit once the source has ended and the outbox is drained")
+    run.add_argument("--print", dest="print_events", action="store_true", help="print events readably")
+    run.add_argument("--secrets", action="store_true", help="with --print: show hole and burn cards")
+    run.add_argument("--events-out", default=None, help="append every payload sent, as JSON lines, to FILE")
+    run.add_argument("--log-level", default="WARNING")
+    run.set_defaults(func=cmd_run)
+
+    mqtt = bench.add_parser("mqtt", help="observation-to-subscriber latency, throughput, 200 tables at once")
+    mqtt.add_argument("--events", type=int, default=10_000, help="events for latency and throughput (>= 10000)")
+    mqtt.add_argument("--rate", type=float, default=1000.0, help="observations per second in the latency run")
+    mqtt.add_argument("--tables", type=int, default=200)
+    mqtt.add_argument("--seconds", type=float, default=60.0, help="duration of the many-tables run")
+    mqtt.add_argument("--table-rate", type=float, default=4.0, help="observations per second per table")
+    mqtt.set_defaults(func=bench_mqtt)
+
+
+def cmd_run(args) -> int:
+    from .display import describe
+    from .service import ConfigError, Service, demo_source, load_config
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"error: config {args.config}: {exc}", file=sys.stderr)
+        return 2
+    out = open(args.events_out, "a", encoding="utf-8") if args.events_out else None
+    lock = threading.Lock()
+
+    def on_payload(topic: str, payload: dict) -> None:
+        with lock:
+            out.write(json.dumps({"topic": topic, "payload": payload}, sort_keys=True) + "\n")
+            out.flush()
+
+    def on_event(event) -> None:
+        print(describe(event, show_secrets=args.secrets), flush=True)
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        service = Service(config, on_payload=on_payload if out else None,
+                          on_event=on_event if args.print_events else None)
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        service.start()
+        service.feed_from(demo_source(args.speed, args.loops, skip=service.source_done))
+        service.run(until_source_ends=args.exit_at_end, stop=stop)
+    finally:
+        service.close()
+        if out:
+            out.close()
+    return 0
+
+
+# -- bench mqtt -----------------------------------------------------------------------
+
+class _Mosquitto:
+    """A throw-away Mosquitto on a free loopback port (the bench starts its own)."""
+
+    def __init__(self, directory) -> None:
+        import shutil
+        import socket
+        import subprocess
+        import time
+        from pathlib import Path
+
+        binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        conf = Path(directory) / "mosquitto.conf"
+        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 1000000\n"
+                        "max_inflight_messages 0\nmax_connections -1\n")
+        self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.05)
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class _Recorder:
+    """A subscriber noting, per (table, event seq), the perf_counter time it first arrived."""
+
+    def __init__(self, port: int, topic: str) -> None:
+        import time
+
+        import paho.mqtt.client as mqtt
+
+        self.first: dict[tuple[str, int], float] = {}
+        self.count = 0
+        self._lock = threading.Lock()
+        ready = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-{time.monotonic_ns()}",
+                                  protocol=mqtt.MQTTv5)
+        self.client.max_inflight_messages_set(0)
+
+        def on_message(client, userdata, msg):
+            at = time.perf_counter()
+            body = json.loads(msg.payload)
+            key = (body["table"], body["event"]["seq"])
+            with self._lock:
+                self.count += 1
+                self.first.setdefault(key, at)
+
+        self.client.on_message = on_message
+        self.client.on_subscribe = lambda *a: ready.set()
+        self.client.on_connect = lambda c, *a: c.subscribe(topic, qos=1)
+        self.client.connect("127.0.0.1", port, 30)
+        self.client.loop_start()
+        if not ready.wait(10):
+            raise RuntimeError("bench subscriber: no SUBACK")
+
+    def wait(self, expected: int, timeout: float) -> bool:
+        import time
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if len(self.first) >= expected:
+                return True
+            time.sleep(0.01)
+        return len(self.first) >= expected
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def _bench_config(directory, port: int, table: str):
+    from pathlib import Path
+
+    from .service import parse_config
+    return parse_config({"table": {"id": table, "profile": "000"},
+                         "broker": {"host": "127.0.0.1", "port": port, "keepalive": 30},
+                         "outbox": {"path": "outbox.sqlite", "max_bytes": 500_000_000},
+                         "journal": {"path": "journal.sqlite"}, "publish": {"health_interval": 3600},
+                         "commands": {"key": "bench-key-0123456789abcdef"}}, base=Path(directory))
+
+
+def _percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def _single_table(port: int, directory, events: int, rate: float) -> dict:
+    """Observations at *rate*/s (0: flat out) until *events* events; latency observation -> subscriber."""
+    import os
+    import time
+
+    from .service import Service, demo_source
+
+    loops = events // 60 + 2
+    os.makedirs(directory, exist_ok=True)
+    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    service = Service(_bench_config(directory, port, "bench")).start()
+    service.publisher.connected.wait(10)
+    sent: dict[int, float] = {}
+    start = time.perf_counter()
+    n = 0
+    for obs in demo_source(0, loops=loops):
+        if rate:
+            due = start + n / rate
+            while (now := time.perf_counter()) < due:
+                time.sleep(min(0.001, due - now))
+        n += 1
+        t_in = time.perf_counter()
+        for event in service.handle(obs):
+            sent[event.seq] = t_in
+        if len(sent) >= events:
+            break
+    fed = time.perf_counter()
+    ok = rec.wait(len(sent), 120)
+    done = max(rec.first.values())
+    latencies = [(rec.first[("bench", seq)] - t) * 1000 for seq, t in sent.items() if ("bench", seq) in rec.first]
+    service.close()
+    rec.close()
+    return {"events": len(sent), "observations": n, "received": len(rec.first), "lost": len(sent) - len(rec.first),
+            "complete": ok, "median_ms": round(_percentile(latencies, 0.5), 3),
+            "p99_ms": round(_percentile(latencies, 0.99), 3), "max_ms": round(max(latencies), 3),
+            "feed_s": round(fed - start, 3), "total_s": round(done - start, 3),
+            "events_per_s": round(len(sent) / (done - start), 1)}
+
+
+def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: float) -> dict:
+    """*tables* controllers in this process publishing into one broker for *seconds*."""
+    import itertools
+    import time
+    from pathlib import Path
+
+    from .service import Service, demo_source
+
+    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    services, sources = [], []
+    for k in range(tables):
+        table = f"t{k + 1}"
+        d = Path(directory) / table
+        d.mkdir(parents=True, exist_ok=True)
+        services.append(Service(_bench_config(d, port, table)).start())
+        sources.append(demo_source(0, loops=10**6))
+    connected = sum(s.publisher.connected.wait(30) for s in services)
+    total_rate = tables * table_rate
+    start = time.perf_counter()
+    n = 0
+    order = itertools.cycle(range(tables))
+    while (now := time.perf_counter()) - start < seconds:
+        due = start + n / total_rate
+        if now < due:
+            time.sleep(min(0.002, due - now))
+            continue
+        k = next(order)
+        services[k].handle(next(sources[k]))
+        n += 1
+    fed = time.perf_counter() - start
+    expected = sum(s.engine.seq for s in services)
+    ok = rec.wait(expected, 120)
+    done = max(rec.first.values()) - start if rec.first else fed
+    unacked = sum(len(s.outbox) for s in services)
+    for s in services:
+        s.close()
+    rec.close()
+    return {"tables": tables, "connected": connected, "seconds": round(fed, 2), "observations": n,
+            "events": expected, "received": len(rec.first), "lost": expected - len(rec.first),
+            "complete": ok, "unacked_at_end": unacked, "events_per_s": round(expected / done, 1),
+            "observations_per_s": round(n / fed, 1)}
+
+
+def bench_mqtt(args) -> int:
+    """``tablectl bench mqtt``: latency and throughput of one table, then many tables at once."""
+    import logging
+    import resource
+    import tempfile
+
+    logging.basicConfig(level=logging.ERROR)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    events = max(args.events, 10_000)
+    with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as tmp:
+        broker = _Mosquitto(tmp)
+        try:
+            print(f"Mosquitto on 127.0.0.1:{broker.port}; each observation journaled (SQLite WAL, fsync), fed to "
+                  "the engine, its events written to the outbox (fsync), published QoS 1, received by a subscriber")
+            paced = _single_table(broker.port, f"{tmp}/paced", events, args.rate)
+            print(f"latency, {paced['events']} events at {args.rate:g} observations/s: median {paced['median_ms']} ms,"
+                  f" p99 {paced['p99_ms']} ms, max {paced['max_ms']} ms; lost {paced['lost']}")
+            flat = _single_table(broker.port, f"{tmp}/flat", events, 0)
+            print(f"throughput, {flat['events']} events flat out: {flat['events_per_s']} events/s sustained "
+                  f"(fed in {flat['feed_s']} s, all received after {flat['total_s']} s); lost {flat['lost']}")
+            many = _many_tables(broker.port, f"{tmp}/many", args.tables, args.seconds, args.table_rate)
+            print(f"{many['tables']} tables ({many['connected']} connected) for {many['seconds']} s at "
+                  f"{args.table_rate:g} observations/s each: {many['events']} events, {many['events_per_s']} "
+                  f"events/s; lost {many['lost']}")
+        finally:
+            broker.close()
+    result = {"bench": "mqtt", "latency": paced, "throughput": flat, "tables": many,
+              "ok": paced["lost"] == 0 and flat["lost"] == 0 and many["lost"] == 0}
+    print(json.dumps(result, sort_keys=True))
+    return 0 if result["ok"] else 1

@@ -1,6 +1,222 @@
 """tablectl sub-commands for the camera: `calibrate table`, `calibrate chips`, `bench vision`."""
 from __future__ import annotations
 
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LAYOUT = REPO / "hardware/camera/table8.toml"
+DATA = REPO / "tests/data/vision"
+
+
+def _read(path: str):
+    import cv2
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise SystemExit(f"error: cannot read image {path}")
+    return image
+
+
+def cmd_calibrate_table(args) -> int:
+    """Markers -> camera; writes the calibration file and the annotated picture."""
+    import cv2
+
+    from calibration.geometry import CalibrationError, LayoutError, calibrate_table, draw_calibration, load_layout
+    try:
+        layout = load_layout(args.layout)
+        calib = calibrate_table(_read(args.image), layout)
+    except (LayoutError, CalibrationError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    calib.save(args.out)
+    cv2.imwrite(args.picture, draw_calibration(_read(args.image), calib))
+    print(f"markers seen: {len(calib.markers_seen)}/{len(layout.markers)} {list(calib.markers_seen)}")
+    print(f"reprojection: {calib.rms_px:.2f} px   focal: {calib.camera.K[0, 0]:.0f} px   "
+          f"camera at {', '.join(f'{c:.0f}' for c in calib.camera.position())} mm")
+    for zone in layout.zones:
+        if zone.kind in ("bet", "pot"):
+            x, y = [sum(c) / len(c) for c in zip(*zone.polygon)]
+            print(f"  {zone.name:6} chip {calib.chip_diameter_px(x, y):5.1f} px wide")
+    print(f"wrote {args.out} and {args.picture}")
+    return 0
+
+
+def _parse_show(text: str) -> tuple[int, str]:
+    value, sep, path = text.partition("=")
+    if not sep or not value.isdigit():
+        raise SystemExit(f"error: --show expects VALUE=IMAGE, not {text!r}")
+    return int(value), path
+
+
+def cmd_calibrate_chips(args) -> int:
+    """One picture per denomination (chips in the pot) -> colour models; refuses confusable sets."""
+    import cv2
+
+    from calibration.chips import ConfusableColours
+    from calibration.geometry import load_calibration
+
+    from . import vision
+    from .cli import _profile
+    calib = load_calibration(args.table)
+    shows = dict(_parse_show(s) for s in args.show)
+    expected = {c.value for c in _profile(args.profile).chips} if args.profile else set(shows)
+    if set(shows) != expected:
+        print(f"error: the chip set of profile {args.profile} is {sorted(expected)}; shown {sorted(shows)}",
+              file=sys.stderr)
+        return 2
+    images = {v: _read(p) for v, p in shows.items()}
+    try:
+        models = vision.learn_chips(calib, images, args.zone)
+    except ConfusableColours as exc:
+        print(f"error: refused: {exc}", file=sys.stderr)
+        return 3
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    models.save(args.out)
+    counter = vision.Counter(calib, models)
+    sheet = []
+    for value, image in images.items():
+        picture = image.copy()
+        result = counter.count(image)
+        for zc in result.zones.values():
+            for s in zc.stacks:
+                u, v = calib.camera.project([[s.x, s.y, 0.0]])[0]
+                label = f"{s.count}x{s.value}" if s.value else "?"
+                cv2.putText(picture, label, (int(u) - 14, int(v) + 16), cv2.FONT_HERSHEY_SIMPLEX, 0.45,
+                            (255, 255, 255), 1, cv2.LINE_AA)
+        right = sum(s.value == value for zc in result.zones.values() for s in zc.stacks)
+        shown = sum(len(zc.stacks) for zc in result.zones.values())
+        print(f"  {value:5}: colour {tuple(round(c, 3) for c in models.chips[value].mean)}, "
+              f"{right}/{shown} chips recognised back as {value}")
+        pot = calib.zone_pixels(calib.layout.zone(args.zone))
+        x0, y0 = pot.min(0).astype(int) - 40
+        x1, y1 = pot.max(0).astype(int) + 40
+        sheet.append(cv2.resize(picture[max(y0, 0):y1, max(x0, 0):x1], (480, 240)))
+    cv2.imwrite(args.picture, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet) - 1, 2)]))
+    print(f"edge bias: {models.edge_bias_px:+.2f} px (single chips' silhouettes against their geometry)")
+    print(f"wrote {args.out} and {args.picture}")
+    return 0
+
+
+def evaluate(data: Path, frames: int = 3) -> dict:
+    """Calibrate on the committed pictures, then count every evaluation frame; figures as a dict."""
+    import cv2
+    import numpy as np
+
+    from calibration.geometry import calibrate_table, load_layout
+
+    from . import vision
+    labels = json.loads((data / "labels.json").read_text())
+    layout = load_layout(LAYOUT)
+    calib = calibrate_table(_read(data / "table.jpg"), layout)
+    values = sorted(int(v) for v in labels["colours"])
+    shows = {v: _read(data / f"chips_{v}.jpg") for v in values}
+    models = vision.learn_chips(calib, shows)
+    counter = vision.Counter(calib, models)
+    images = [_read(data / f["file"]) for f in labels["frames"]]
+
+    exact = visible = occluded_ok = occluded = wrong_stable = uncertain = emitted = emitted_right = 0
+    cards_right = cards = 0
+    confusion = {t: {p: 0 for p in values + ["none"]} for t in values}
+    stability, previous, scene = None, None, None
+    for frame, image in zip(labels["frames"], images):
+        if frame["scene"] != scene:
+            scene, stability, previous = frame["scene"], vision.Stability(frames), None
+        result = counter.count(image, previous)
+        observations = {o.zone: o for o in stability.feed(frame["t"], result)}
+        previous = image
+        for name, truth in frame["zones"].items():
+            zc = result.zones[name]
+            if truth["occluded"]:
+                occluded += 1
+                occluded_ok += zc.status == "occluded"
+                wrong_stable += stability.state(name) == "stable" or name in observations
+                continue
+            visible += 1
+            uncertain += zc.status == "uncertain"
+            exact += zc.status == "ok" and zc.amount == truth["amount"]
+            if name in observations:
+                emitted += 1
+                emitted_right += observations[name].amount == truth["amount"]
+            for x, y, value, _ in truth["stacks"]:
+                near = [s for s in zc.stacks if abs(s.x - x) < 20 and abs(s.y - y) < 20]
+                confusion[value][near[0].value if near and near[0].value else "none"] += 1
+        for zone, face_up in frame["cards"]:
+            cards += 1
+            seen = result.cards[zone]
+            cards_right += seen.present and seen.face_up == face_up
+    cv2.setNumThreads(1)
+    start = time.perf_counter()
+    previous = None
+    for image in images:
+        counter.count(image, previous)
+        previous = image
+    per_frame = (time.perf_counter() - start) / len(images)
+    cv2.setNumThreads(-1)
+    return {
+        "bench": "vision", "frames": len(images), "zone_frames_visible": visible,
+        "exact_share": round(exact / visible, 4), "uncertain_share": round(uncertain / visible, 4),
+        "wrong_share": round((visible - exact - uncertain) / visible, 4),
+        "zone_frames_occluded": occluded, "occluded_reported_share": round(occluded_ok / max(occluded, 1), 4),
+        "wrongly_stable_while_occluded": wrong_stable,
+        "observations": emitted, "observations_right": emitted_right,
+        "cards_share": round(cards_right / max(cards, 1), 4),
+        "fps_per_core": round(1 / per_frame, 1), "ms_per_frame": round(per_frame * 1000, 2),
+        "confusion": {str(t): {str(p): n for p, n in row.items()} for t, row in confusion.items()},
+        "calibration_rms_px": round(calib.rms_px, 3), "edge_bias_px": round(models.edge_bias_px, 3),
+    }
+
+
+def cmd_bench_vision(args) -> int:
+    figures = evaluate(Path(args.data), args.frames)
+    f = figures
+    print(f"evaluation set:        {f['frames']} frames 1280x720, {f['zone_frames_visible']} visible zone-frames, "
+          f"{f['zone_frames_occluded']} with an arm over the zone")
+    print(f"amount exact:          {f['exact_share']:.2%}  (low confidence, dealer asked: {f['uncertain_share']:.2%};"
+          f" wrong and confident: {f['wrong_share']:.2%})")
+    print(f"arm over zone:         reported occluded {f['occluded_reported_share']:.2%}; "
+          f"wrongly stable: {f['wrongly_stable_while_occluded']} (must be 0)")
+    print(f"observations:          {f['observations']} ChipsInZone, {f['observations_right']} right")
+    print(f"face-up cards:         {f['cards_share']:.2%} of card areas right")
+    print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame)")
+    print("denomination confusion (rows: truth, columns: seen; 'none' = not found or unknown):")
+    cols = list(next(iter(f["confusion"].values())))
+    print("        " + "".join(f"{c:>7}" for c in cols))
+    for t, row in f["confusion"].items():
+        print(f"  {t:>5} " + "".join(f"{row[c]:>7}" for c in cols))
+    print(json.dumps(figures))
+    return 0
+
 
 def register(commands, bench, calibrate) -> None:
     """Add this module's sub-commands to the ``tablectl`` parsers."""
+    table = calibrate.add_parser("table", help="camera geometry from the ArUco markers on the felt")
+    table.add_argument("--image", default=str(DATA / "table.jpg"), help="picture of the table")
+    table.add_argument("--layout", default=str(LAYOUT), help="zone layout TOML (table mm)")
+    table.add_argument("--out", default="camera-table.json")
+    table.add_argument("--picture", default="camera-table.jpg", help="annotated picture for the installer")
+    table.set_defaults(func=cmd_calibrate_table)
+
+    chips = calibrate.add_parser("chips", help="colour model per denomination, from one picture of each")
+    chips.add_argument("--table", default="camera-table.json", help="file written by `calibrate table`")
+    chips.add_argument("--show", action="append", metavar="VALUE=IMAGE",
+                       default=None, help="a picture of chips of VALUE in the zone (repeat per denomination)")
+    chips.add_argument("--zone", default="pot")
+    chips.add_argument("--profile", default="004", help="house profile whose chip set must be shown ('' = any)")
+    chips.add_argument("--out", default="camera-chips.json")
+    chips.add_argument("--picture", default="camera-chips.jpg")
+    chips.set_defaults(func=_chips_defaults)
+
+    vision = bench.add_parser("vision", help="chip counting on the committed evaluation set")
+    vision.add_argument("--data", default=str(DATA))
+    vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
+    vision.set_defaults(func=cmd_bench_vision)
+
+
+def _chips_defaults(args) -> int:
+    if not args.show:
+        args.show = [f"{p.stem.split('_')[1]}={p}" for p in sorted(DATA.glob("chips_*.jpg"))]
+    return cmd_calibrate_chips(args)

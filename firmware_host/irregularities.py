@@ -31,20 +31,13 @@ _MISDEAL = ("Maldonne : les cartes sont ramassées, le coup est redistribué à 
 _CONTINUE = ("Action substantielle : pas de maldonne, le coup continue.",
              "Substantial action has occurred: no misdeal, the hand continues.")
 
-# kind -> {house id or "*": (rule, fr, en, options)}
+_DECK = {"002": ("002 C.3", *_VOID, ("void-hand",)), "*": ("000 §35E", *_VOID, ("void-hand",))}
+
+# kind -> {house id, profile variant or "*": (rule, fr, en, options)}
 _CATALOGUE: dict[str, dict[str, tuple[str, str, str, tuple[str, ...]]]] = {
-    "duplicate-card": {
-        "002": ("002 C.3", *_VOID, ("void-hand",)),
-        "*": ("000 §35E", *_VOID, ("void-hand",)),
-    },
-    "foreign-card": {
-        "002": ("002 C.3", *_VOID, ("void-hand",)),
-        "*": ("000 §35E", *_VOID, ("void-hand",)),
-    },
-    "wrong-back-card": {
-        "002": ("002 C.3", *_VOID, ("void-hand",)),
-        "*": ("000 §35E", *_VOID, ("void-hand",)),
-    },
+    "duplicate-card": _DECK,
+    "foreign-card": _DECK,
+    "wrong-back-card": _DECK,
     "first-card-wrong-seat": {
         "002": ("002 C.2", *_MISDEAL, ("misdeal",)),
         "*": ("000 §35A2", *_MISDEAL, ("misdeal",)),
