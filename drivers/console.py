@@ -46,6 +46,23 @@ class ConsolePins:
                 raise ValueError(f"console: GPIO{pin} is not a usable BCM pin (2-27)")
 
 
+def load_console_pins(table: Mapping, file: str = "table profile") -> ConsolePins:
+    """The ``[console]`` table of a table profile (parsed TOML); errors name the file and key."""
+    console = table.get("console")
+    if not isinstance(console, Mapping):
+        raise ValueError(f"{file}: console: missing table")
+    unknown = set(console) - {"alert_led", "buzzer", "buttons"}
+    if unknown:
+        raise ValueError(f"{file}: console.{sorted(unknown)[0]}: unknown key")
+    try:
+        buttons = {name: int(pin) for name, pin in console["buttons"].items()}
+        return ConsolePins(buttons, int(console["alert_led"]), int(console["buzzer"]))
+    except KeyError as exc:
+        raise ValueError(f"{file}: console.{exc.args[0]}: missing") from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{file}: {exc}") from None
+
+
 def alert_state(events: Iterable[Event], alert: bool = False) -> bool:
     """Whether the alert is on after *events*, starting from *alert* (pure)."""
     for event in events:
@@ -60,9 +77,11 @@ class Console:
     """The dealer console. ``on_press`` receives each :class:`ConsolePress`."""
 
     def __init__(self, pins: ConsolePins, on_press: Callable[[ConsolePress], None], *,
-                 clock: Callable[[], float] = time.monotonic, pin_factory=None, bounce_time: float = 0.02):
+                 clock: Callable[[], float] = time.monotonic, pin_factory=None, bounce_time: float | None = 0.02,
+                 blink: bool = True):
         self._clock = clock
         self._on_press = on_press
+        self._blink = blink            # False for replays: steady outputs, no timer threads
         self._devices = []
         self.alert = False
         try:
@@ -87,9 +106,13 @@ class Console:
         """Update the LED and buzzer from the engine's events."""
         alert = alert_state(events, self.alert)
         if alert and not self.alert:
-            log.warning("irregularity: alert on")
-            self.led.blink(on_time=0.25, off_time=0.25)
-            self.buzzer.beep(on_time=0.1, off_time=0.9, n=3)
+            log.info("irregularity: alert on")
+            if self._blink:
+                self.led.blink(on_time=0.25, off_time=0.25)
+                self.buzzer.beep(on_time=0.1, off_time=0.9, n=3)
+            else:
+                self.led.on()
+                self.buzzer.on()
         elif self.alert and not alert:
             self.led.off()
             self.buzzer.off()

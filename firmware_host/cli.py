@@ -76,7 +76,7 @@ def profile_summary(profile) -> dict:
     return json.loads(json.dumps(dataclasses.asdict(profile), default=str))
 
 
-PLUGINS = ("firmware_host.cli_cards", "firmware_host.cli_publish", "firmware_host.cli_vision")
+PLUGINS = ("firmware_host.cli_cards", "firmware_host.cli_publish", "firmware_host.cli_vision", "firmware_host.cli_hil")
 """Modules that add their own sub-commands: each has ``register(commands, bench, calibrate)``."""
 
 

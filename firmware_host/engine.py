@@ -667,7 +667,11 @@ class HandEngine:
         before = hand.zone_amount.get(seat, 0)
         new = added(obs.chips, hand.zone_chips.get(seat, ()), before) if obs.chips else None
         if new is None or sum(new) != obs.amount - before:
-            new = tuple(v for v, n in breakdown(obs.amount - before, self._denominations()) for _ in range(n))
+            try:
+                new = tuple(v for v, n in breakdown(obs.amount - before, self._denominations()) for _ in range(n))
+            except ValueError as exc:
+                return self._reject(out, obs.t, "chips-unreadable", f"seat {seat}: {exc}: the dealer "
+                                    "confirms the amount", seats=(seat,))
         declared = hand.declared.pop(seat, None)
         bets = [game.bet(s) for s in game.order]
         highest = max(bets)

@@ -94,6 +94,16 @@ class _Table:
 
 def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
     """The observations the table would make of hand *hh*, and the actions it should report."""
+    obs, expected, _ = _convert(hh)
+    return obs, expected
+
+
+def script(hh: HandHistory) -> str:
+    """Hand *hh* as a table script for the simulator (docs/scenarios.md)."""
+    return "\n".join(_convert(hh)[2]) + "\n"
+
+
+def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[str]]:
     if hh.variant != "NT":
         raise PhhError(f"variant {hh.variant!r}: the table plays No-Limit Texas Hold'em ('NT') only")
     n = len(hh.starting_stacks)
@@ -112,6 +122,8 @@ def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
     sb, bb = (blinds[0], blinds[1]) if n > 2 else (min(blinds[:2]), max(blinds[:2]))
     seats = list(range(1, n + 1))                     # PHH position i sits in seat i+1; button = seat n
     obs: list[Observation] = []
+    lines: list[str] = []
+    say = lines.append
     t = 0.0
 
     def add(o_type, *args, **kwargs):
@@ -119,11 +131,17 @@ def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
         t += 1.0
         obs.append(o_type(t, *args, **kwargs))
 
+    names = [(p or f"p{i + 1}").replace(" ", "_") for i, p in enumerate(hh.players or [None] * n)]
     for i, seat in enumerate(seats):
         add(SeatPresence, seat, True, player=(hh.players or [None] * n)[i], stack=hh.starting_stacks[i])
+        say(f"seat {seat} {names[i]} {hh.starting_stacks[i]}")
     add(SetLevel, sb, bb, ante, bb_ante)
+    say(f"level {sb} {bb}" + (f" ante {ante}" if ante else "") + (f" bba {bb_ante}" if bb_ante else ""))
     add(MoveButton, seats[-1])
+    say(f"button {seats[-1]}")
     add(ConsolePress, "new-hand")
+    hand_line = len(lines)
+    say("hand")
 
     used = set()
     for action in hh.actions:
@@ -147,6 +165,7 @@ def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
         table.bets[i] = paid
         table.stacks[i] -= paid
     table.zones = [dict(breakdown(b, PHH_CHIPS)) if b else {} for b in table.bets]
+    lines[hand_line] = " ".join(["hand"] + [f"{seats[i]}:{b}" for i, b in enumerate(table.bets) if b])
 
     expected: list[Expected] = []
     holes: dict[int, list[str]] = {}
@@ -156,6 +175,7 @@ def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
         if parts[0] == "d" and parts[1] == "dh":
             holes[int(parts[2][1:]) - 1] = _cards(parts[3])
             if len(holes) == n:
+                say("deal " + " ".join(f"{seats[i]}:{''.join(holes[i])}" for i in range(n)))
                 for round_ in range(2):
                     for i in range(n):
                         card = holes[i][round_]
@@ -167,6 +187,7 @@ def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
             name = STREET_NAMES[street]
             street += 1
             burn = next(burns)
+            say(f"board {name} {''.join(cards)} burn {burn}")
             add(CardEntered, "shoe", burn)
             add(CardEntered, "burn", burn)
             for card in cards:
@@ -185,38 +206,44 @@ def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
             add(CardEntered, "muck", holes[i][0])
             add(CardEntered, "muck", holes[i][1])
             table.live[i] = False
+            say(f"fold {seat}")
             expected.append(Expected(seat, "fold", 0))
         elif verb == "cc":
             owed = min(max(table.bets) - table.bets[i], table.stacks[i])
             if owed == 0:
                 add(ConsolePress, "confirm")
+                say("confirm")
                 expected.append(Expected(seat, "check", table.bets[i]))
             else:
-                _push(table, i, owed, split=False)
+                say(f"push {seat} " + _push(table, i, owed, split=False))
                 add(ChipsInZone, f"bet:{seat}", table.bets[i], tuple(sorted(table.zones[i].items(), reverse=True)))
                 expected.append(Expected(seat, "call", table.bets[i]))
         elif verb == "cbr":
             total = int(parts[2])
             kind = "raise" if max(table.bets) else "bet"
-            _push(table, i, total - table.bets[i], split=True)
+            say(f"push {seat} " + _push(table, i, total - table.bets[i], split=True))
             add(ChipsInZone, f"bet:{seat}", table.bets[i], tuple(sorted(table.zones[i].items(), reverse=True)))
             expected.append(Expected(seat, kind, total))
         elif verb == "sm":
             if len(parts) > 2 and parts[2] == "-":
                 add(CardEntered, "muck", holes[i][0])
+                say(f"fold {seat}")
         else:
             raise PhhError(f"action {action!r} is not played at this table")
     able = [i for i in range(n) if table.live[i] and table.stacks[i] > 0]
     if sum(table.live) > 1 and len(able) > 1:
         add(ConsolePress, "confirm")                  # the dealer confirms the tabled hands
-    return obs, expected
+        say("confirm")
+    return obs, expected, lines
 
 
-def _push(table: _Table, i: int, amount: int, *, split: bool) -> None:
+def _push(table: _Table, i: int, amount: int, *, split: bool) -> str:
+    """Push *amount* for position *i*; the chips pushed, as a script writes them (``100x2 25``)."""
     new = _chips(amount, split)
     table.zones[i] = _merge(table.zones[i].items(), new)
     table.bets[i] += amount
     table.stacks[i] -= amount
+    return " ".join(f"{value}x{count}" if count > 1 else f"{value}" for value, count in new)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,148 @@
+"""Replay a recording through the same driver code as the table, into the hand engine.
+
+Every stream goes through its real driver: the shoe's bytes through a pty read
+by pyserial into the shoe driver's protocol session, the reader polls through
+the zone driver's debounce, the GPIO edges through gpiozero's ``MockFactory``
+into the console driver, the hall's commands as observations. One thread, the
+recording's clock: the same recording gives the same events, byte for byte,
+at any speed.
+"""
+from __future__ import annotations
+
+import os
+import time
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import serial
+from gpiozero.pins.mock import MockFactory
+
+from calibration.deck import Deck, Registry
+from calibration.readers import parse_readers
+from drivers.console import Console, load_console_pins
+from drivers.shoe import ShoeSession
+from drivers.zones import PollRecord, ZoneTracker
+
+from .engine import HandEngine
+from .events import Event
+from .observations import Observation, from_dict
+from .profile import builtin_profile
+from .recording import Recording
+
+
+class _Pty:
+    """A pty pair: bytes written to the master come out of a real pyserial port."""
+
+    def __init__(self) -> None:
+        self.master, slave = os.openpty()
+        self.port = serial.Serial(os.ttyname(slave), 115200, timeout=1.0)
+        os.close(slave)
+        os.set_blocking(self.master, False)
+
+    def carry(self, data: bytes) -> bytes:
+        os.write(self.master, data)
+        return self.port.read(len(data))
+
+    def answer(self, data: bytes) -> None:
+        """The host's acks: written to the port, drained from the master (the recording has them)."""
+        if data:
+            self.port.write(data)
+            self.port.flush()
+            try:
+                os.read(self.master, 4096)
+            except BlockingIOError:
+                pass
+
+    def close(self) -> None:
+        self.port.close()
+        os.close(self.master)
+
+
+@dataclass
+class Replay:
+    """The drivers and the engine of one replay."""
+
+    recording: Recording
+    profile: str | None = None
+    events: list[Event] = field(default_factory=list)
+    now: float = 0.0
+
+    def __post_init__(self) -> None:
+        rec = self.recording
+        table = tomllib.loads(rec.table_profile)
+        decks = [Deck(d["deck"], d["back"], d["cards"]) for d in rec.decks]
+        self.registry = Registry(decks, rec.in_play)
+        self.readers = ZoneTracker.for_table(parse_readers(table, "recording.json:table_profile"),
+                                             self.registry.lookup)
+        self.shoe = ShoeSession(self.registry)
+        self.engine = HandEngine(builtin_profile(self.profile or rec.profile), rec.table, chip_unit=rec.chip_unit)
+        self._pending: list[Observation] = []
+        self.factory = MockFactory()
+        self.console = Console(load_console_pins(table, "recording.json:table_profile"), self._pending.append,
+                               clock=lambda: self.now, pin_factory=self.factory, bounce_time=None,
+                               blink=False)
+        self.pty = _Pty()
+
+    def observations(self, line: dict) -> list[Observation]:
+        """What the drivers make of one recorded line."""
+        t = self.now = line["t"]
+        kind = line["s"]
+        out = self.shoe.tick(t)
+        if kind == "shoe":
+            if line.get("event") == "unplugged":
+                out += self.shoe.disconnected(t, "USB cable pulled")
+            elif line.get("event") == "plugged":
+                out += self.shoe.connected(t, "USB cable back")
+            elif line.get("dir") == "rx":
+                observations, acks = self.shoe.feed(self.pty.carry(bytes.fromhex(line["hex"])), t)
+                self.pty.answer(acks)
+                out += observations
+        elif kind == "reader":
+            out += self.readers.feed(PollRecord.from_dict({k: v for k, v in line.items() if k != "s"}))
+        elif kind == "gpio":
+            pin = self.factory.pin(line["pin"])
+            pin.drive_low() if line["level"] == 0 else pin.drive_high()
+            out += self._pending
+            self._pending.clear()
+        elif kind in ("hall", "camera"):
+            out.append(from_dict(line["obs"]))
+        return out
+
+    def run(self, *, speed: float | None = None, on_event: Callable[[Event], None] | None = None) -> list[Event]:
+        """Replay every line; *speed* None = as fast as possible, 1 = real time, N = N times."""
+        start = time.monotonic()
+        for line in self.recording.lines:
+            if speed:
+                delay = start + line["t"] / speed - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            for obs in self.observations(line):
+                for event in self.engine.feed(obs):
+                    self.console.show((event,))
+                    self.events.append(event)
+                    if on_event:
+                        on_event(event)
+        return self.events
+
+    def close(self) -> None:
+        self.console.close()
+        self.pty.close()
+        self.factory.close()
+
+    def __enter__(self) -> Replay:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def replay(recording: Recording, **kwargs) -> list[Event]:
+    """The events of *recording*, replayed as fast as possible."""
+    with Replay(recording) as run:
+        return run.run(**kwargs)
+
+
+def lines_of(events: list[Event]) -> Iterator[str]:
+    for event in events:
+        yield event.to_json()
