@@ -31,6 +31,9 @@ from .profile import builtin_profile
 from .recording import Recording
 
 
+TICK = 0.5      # seconds between two checks of the shoe's heartbeat timer
+
+
 class _Pty:
     """A pty pair: bytes written to the master come out of a real pyserial port."""
 
@@ -83,12 +86,19 @@ class Replay:
                                clock=lambda: self.now, pin_factory=self.factory, bounce_time=None,
                                blink=False)
         self.pty = _Pty()
+        self._next_tick = TICK
 
     def observations(self, line: dict) -> list[Observation]:
         """What the drivers make of one recorded line."""
-        t = self.now = line["t"]
+        t = line["t"]
+        out: list[Observation] = []
+        while self._next_tick < t:           # the live driver checks its heartbeat timer every TICK
+            self.now = self._next_tick
+            out += self.shoe.tick(self._next_tick)
+            self._next_tick = round(self._next_tick + TICK, 6)
+        self.now = t
         kind = line["s"]
-        out = self.shoe.tick(t)
+        out += self.shoe.tick(t)
         if kind == "shoe":
             if line.get("event") == "unplugged":
                 out += self.shoe.disconnected(t, "USB cable pulled")

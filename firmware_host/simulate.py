@@ -22,7 +22,7 @@ from drivers.shoe_sim import FAULTS, T_ACK, T_DRAW, T_FAULT, T_HEARTBEAT, T_HELL
 
 from .chips import breakdown
 from .observations import (
-    DECK, ChipsInZone, Declaration, MoveButton, Resolution, SeatPresence, SetLevel, to_dict,
+    DECK, CardExposed, ChipsInZone, Declaration, MoveButton, Resolution, SeatPresence, SetLevel, to_dict,
 )
 from .recording import Recording, merge
 
@@ -242,6 +242,11 @@ class Simulator:
     def do_wait(self, seconds: str) -> None:
         self.t += float(seconds) - STEP
 
+    def do_expose(self, zone: str, card: str) -> None:
+        """The camera sees *card* face up in *zone*."""
+        obs = CardExposed(round(self.t, 4), zone, card)
+        self.lines.append({"t": round(self.t, 4), "s": "camera", "obs": to_dict(obs)})
+
     def do_foreign(self, zone: str, uid: str) -> None:
         self.draw("As", uid=uid)
         self.arrive(zone, uid)
@@ -288,6 +293,8 @@ class Simulator:
         for t, zone, _ in self.changes:
             first = self._slot(self.zone_of[zone], t)
             slots[self.zone_of[zone]].update(range(first, first + window))
+        for reader, slot in self.misses:
+            slots[reader].update(range(slot - 1, slot + 2))
         lines = []
         for reader in readers:
             zone = self.readers.zones[reader]

@@ -1,0 +1,111 @@
+"""Hardware in the loop: every recording of the corpus replayed through the drivers into the engine.
+
+The events must equal the committed ``expected-events.jsonl`` (a changed expectation shows as a
+diff), each scenario's ``# expect:`` lines must hold, and the Pluribus sessions must end every
+hand with the record's stacks. Rebuild with ``python tests/build_corpus.py`` and review the diff.
+"""
+import difflib
+import json
+from pathlib import Path
+
+import pytest
+
+from firmware_host.events import HandEnded, HandShown, HandStarted, Irregularity, IrregularityResolved, PotAwarded
+from firmware_host.recording import load
+from firmware_host.replay import Replay
+from firmware_host.simulate import simulate
+
+HERE = Path(__file__).parent
+RECORDINGS = sorted(p.parent for p in (HERE / "recordings").glob("*/recording.json"))
+SCENARIOS = sorted((HERE / "scenarios").glob("*.txt"))
+
+
+def run(path, speed=None):
+    with Replay(load(path)) as replay:
+        return replay.run(speed=speed)
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.name)
+def test_replay_gives_the_expected_events(path):
+    got = [e.to_json() for e in run(path)]
+    want = (path / "expected-events.jsonl").read_text().splitlines()
+    if got != want:
+        diff = "\n".join(difflib.unified_diff(want, got, "expected", "replayed", lineterm="", n=1))
+        pytest.fail(f"{path.name}: the events changed:\n{diff[:6000]}")
+
+
+def test_the_corpus_has_every_scenario_and_300_real_hands():
+    names = {p.name for p in RECORDINGS}
+    assert {s.stem for s in SCENARIOS} <= names
+    assert sum(len(json.loads((p / "record.json").read_text())["hands"]) for p in RECORDINGS
+               if (p / "record.json").exists()) == 300
+
+
+def test_the_recording_is_what_the_script_makes():
+    for script in SCENARIOS:
+        recording = simulate(script.read_text())
+        assert recording.lines == load(HERE / "recordings" / script.stem).lines, script.name
+
+
+def _holds(expect: str, events) -> bool:
+    words = expect.split()
+    kind, args = words[0], words[1:]
+    if kind == "irregularity":
+        return any(isinstance(e, Irregularity) and e.irregularity == args[0] and e.rule == " ".join(args[1:])
+                   for e in events)
+    if kind == "resolved":
+        return any(isinstance(e, IrregularityResolved) and e.decision == args[0] for e in events)
+    if kind == "replay":
+        return any(isinstance(e, HandStarted) and e.replay for e in events)
+    if kind == "void":
+        return any(isinstance(e, HandEnded) and e.voided for e in events)
+    if kind == "pot":
+        return any(isinstance(e, PotAwarded) and int(args[0]) in e.winners for e in events)
+    if kind == "shown":
+        return any(isinstance(e, HandShown) and e.seat == int(args[0]) for e in events)
+    if kind == "action":
+        return any(e.KIND == "action" and (e.seat, e.action, e.total) == (int(args[0]), args[1], int(args[2]))
+                   for e in events)
+    if kind == "fault":
+        return any(isinstance(e, Irregularity) and e.irregularity == f"device-fault:{args[0]}" for e in events)
+    if kind == "recovered":
+        return any(isinstance(e, Irregularity) and e.irregularity == "device-recovered"
+                   and e.procedure.startswith(args[0]) for e in events)
+    if kind == "started":
+        hand = int(args[0])
+        started = [e for e in events if isinstance(e, HandStarted) and e.hand == hand][0]
+        checks = dict(zip(args[1::2], args[2::2]))
+        return all(str({"button": started.button, "bb": started.big_blind_seat,
+                        "sb": started.small_blind_seat if started.small_blind_seat else "none"}[k]) == v
+                   for k, v in checks.items())
+    raise AssertionError(f"unknown expectation {expect!r}")
+
+
+@pytest.mark.parametrize("script", SCENARIOS, ids=lambda p: p.stem)
+def test_scenario_expectations_hold(script):
+    expects = [line.split("expect:", 1)[1].strip() for line in script.read_text().splitlines()
+               if line.startswith("# expect:")]
+    assert expects, f"{script.name} states no expectation"
+    events = run(HERE / "recordings" / script.stem)
+    for expect in expects:
+        assert _holds(expect, events), f"{script.name}: '{expect}' does not hold"
+
+
+@pytest.mark.parametrize("path", [p for p in RECORDINGS if p.name.startswith("pluribus")], ids=lambda p: p.name)
+def test_pluribus_sessions_end_every_hand_as_recorded(path):
+    record = json.loads((path / "record.json").read_text())
+    events = run(path)
+    ended = [e for e in events if isinstance(e, HandEnded)]
+    assert len(ended) == len(record["hands"])
+    for end, stacks in zip(ended, record["finishing_stacks"]):
+        final = dict(zip(end.seats, end.stacks))
+        got = [final[s] for s in range(1, len(stacks) + 1)]
+        assert all(abs(a - b) <= 1 for a, b in zip(got, stacks)), (end.hand, got, stacks)   # 000 §20: odd chips
+    assert not [e for e in events if isinstance(e, Irregularity)]
+
+
+def test_replay_is_the_same_at_any_speed():
+    path = HERE / "recordings" / "fault-silent-shoe"
+    fast = [e.to_json() for e in run(path)]
+    timed = [e.to_json() for e in run(path, speed=400)]
+    assert fast == timed
