@@ -26,15 +26,23 @@ def _pluribus() -> str:
 
 
 def cmd_demo(args) -> int:
-    from .demo import script
+    """A corpus recording of three hands replayed through the drivers, the events as they come."""
+    from .cli_hil import CORPUS, _speed
     from .display import describe
-    from .engine import HandEngine
+    from .events import HandEnded
+    from .recording import load
+    from .replay import Replay
 
-    engine = HandEngine(_profile(args.profile), args.table)
-    for obs in script():
-        for event in engine.feed(obs):
-            print(describe(event, show_secrets=args.secrets), flush=True)
-    print("final stacks: " + "  ".join(f"seat {s}: {st}" for s, st in engine.stacks.items()))
+    recording = load(CORPUS / "demo-session")
+    print(f"replaying {recording.duration:.0f} s of a session at table {recording.table} "
+          f"(house rules {recording.profile}), speed {args.speed}")
+    with Replay(recording, profile=args.profile) as run:
+        run.run(speed=_speed(args.speed),
+                on_event=lambda event: print(describe(event, show_secrets=args.secrets), flush=True))
+        ended = [e for e in run.events if isinstance(e, HandEnded)]
+    if ended:
+        last = ended[-1]
+        print("results: " + "  ".join(f"seat {s}: {st}" for s, st in sorted(zip(last.seats, last.stacks))))
     return 0
 
 
@@ -84,9 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="replay the built-in session through the hand engine and print the events")
-    demo.add_argument("--profile", default="000", help="house-rules profile: 000..004 or a TOML file")
-    demo.add_argument("--table", default="demo-1")
+    demo = sub.add_parser("demo", help="replay a recorded session (three hands, two irregularities) and show the events")
+    demo.add_argument("--profile", default=None, help="override the house-rules profile: 000..004")
+    demo.add_argument("--speed", default="1", help="1 = real time (default), N times, or 'max'")
     demo.add_argument("--secrets", action="store_true", help="show hole and burn cards (surveillance view)")
     demo.set_defaults(func=cmd_demo)
 

@@ -1,6 +1,6 @@
 """A built-in session at a 6-seat table: three hands, one of them with a premature card.
 
-Used by ``tablectl demo`` until recorded streams replace it. Each line of
+An engine-level session (observations, no raw streams) used by the engine tests. Each line of
 :data:`SCRIPT` is one observation, as the drivers would produce it.
 """
 from __future__ import annotations

@@ -17,15 +17,16 @@ def test_help_lists_the_subcommands():
 
 
 def test_demo_prints_readable_events_and_hides_hole_cards():
-    done = tablectl("demo")
+    done = tablectl("demo", "--speed", "max")
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "NEW HAND  button 6  SB 1  BB 2" in out
+    assert "NEW HAND  button 4  SB 1  BB 2" in out
     assert "seat 1 dealt [hidden]" in out and "dealt As" not in out
     assert "premature-card [000 §39 (TDA RP-5)]" in out and "resolved by dealer" in out
-    assert "seat 3 shows Kh Kd" in out          # shown at showdown: now public
-    assert out.strip().splitlines()[-1].startswith("final stacks:")
-    assert "dealt As" in tablectl("demo", "--secrets").stdout
+    assert "four-card-flop [000 §39]" in out
+    assert "seat 2 shows Ks Kd" in out          # shown at showdown: now public
+    assert out.strip().splitlines()[-1].startswith("results:")
+    assert "dealt As" in tablectl("demo", "--speed", "max", "--secrets").stdout
 
 
 def test_profile_command_prints_a_builtin_profile():
