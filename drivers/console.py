@@ -78,9 +78,10 @@ class Console:
 
     def __init__(self, pins: ConsolePins, on_press: Callable[[ConsolePress], None], *,
                  clock: Callable[[], float] = time.monotonic, pin_factory=None, bounce_time: float | None = 0.02,
-                 blink: bool = True):
+                 blink: bool = True, on_edge: Callable[[int, int, float], None] | None = None):
         self._clock = clock
         self._on_press = on_press
+        self._on_edge = on_edge
         self._blink = blink            # False for replays: steady outputs, no timer threads
         self._devices = []
         self.alert = False
@@ -88,7 +89,9 @@ class Console:
             self._buttons = {}
             for name, pin in pins.buttons.items():
                 button = Button(pin, bounce_time=bounce_time, pin_factory=pin_factory)
-                button.when_pressed = lambda _b=None, name=name: self._pressed(name)
+                button.when_pressed = lambda _b=None, name=name, pin=pin: self._pressed(name, pin)
+                if on_edge is not None:       # recording: the release edge too (buttons are active low)
+                    button.when_released = lambda _b=None, pin=pin: on_edge(pin, 1, self._clock())
                 self._buttons[name] = button
                 self._devices.append(button)
             self.led = LED(pins.alert_led, pin_factory=pin_factory)
@@ -99,8 +102,11 @@ class Console:
             self.close()
             raise
 
-    def _pressed(self, name: str) -> None:
-        self._on_press(ConsolePress(self._clock(), name))
+    def _pressed(self, name: str, pin: int) -> None:
+        t = self._clock()
+        if self._on_edge is not None:
+            self._on_edge(pin, 0, t)
+        self._on_press(ConsolePress(t, name))
 
     def show(self, events: Iterable[Event]) -> None:
         """Update the LED and buzzer from the engine's events."""

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "recordings"
+TABLES = Path(__file__).resolve().parents[1] / "hardware" / "tables"
 
 
 def register(commands, bench, calibrate) -> None:
@@ -24,11 +25,18 @@ def register(commands, bench, calibrate) -> None:
     rep.add_argument("--profile", help="override the recording's house profile")
     rep.add_argument("--quiet", action="store_true", help="no event lines, only the summary")
     rep.add_argument("--secrets", action="store_true", help="show hole and burn cards")
+    rep.add_argument("--progress", action="store_true", help="a progress bar (shown anyway on a terminal for long replays)")
     rep.set_defaults(func=cmd_replay)
 
     rec = commands.add_parser("record", help="record the raw streams of the table's devices (on the Pi)")
     rec.add_argument("out", help="the recording directory to write")
     rec.add_argument("--seconds", type=float, default=0, help="stop after N seconds (default: Ctrl-C)")
+    rec.add_argument("--table-profile", default=str(TABLES / "demo-10.toml"), help="hardware/tables/*.toml")
+    rec.add_argument("--decks", required=True, help="the deck registry directory (tablectl calibrate deck)")
+    rec.add_argument("--in-play", default=None, help="the deck in play (default: the first)")
+    rec.add_argument("--shoe", default="/dev/ttyACM0", help="the shoe's serial port (or a pyserial URL)")
+    rec.add_argument("--profile", default="000", help="the house-rules profile")
+    rec.add_argument("--table", default="table-1", help="the table id")
     rec.set_defaults(func=cmd_record)
 
     b = bench.add_parser("replay", help="replay speed over the whole scenario corpus, as fast as possible")
@@ -68,8 +76,6 @@ def cmd_replay(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = open(args.events_out, "w") if args.events_out else None
-    lines = recording.lines
-    shown = [0]
 
     def on_event(event):
         if out:
@@ -78,24 +84,66 @@ def cmd_replay(args) -> int:
             print(describe(event, show_secrets=args.secrets), flush=True)
 
     started = time.monotonic()
+    def progress(done: int, total: int) -> None:
+        width = 40
+        filled = width * done // total
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} lines")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    long = len(recording.lines) > 2000 and sys.stderr.isatty()
     with Replay(recording, profile=args.profile) as run:
-        run.run(speed=_speed(args.speed), on_event=on_event)
+        run.run(speed=_speed(args.speed), on_event=on_event, on_progress=progress if long or args.progress else None)
         events = run.events
     if out:
         out.close()
     hands = sum(isinstance(e, HandEnded) for e in events)
     alerts = sum(isinstance(e, Irregularity) for e in events)
-    del shown, lines
     print(f"replayed {recording.duration:.1f} s of table time in {time.monotonic() - started:.2f} s: "
           f"{len(events)} events, {hands} hands, {alerts} irregularities")
     return 0
 
 
 def cmd_record(args) -> int:
-    print("error: tablectl record needs the table's devices (shoe on /dev/ttyACM0, zone readers on SPI, "
-          "console on GPIO); none found on this machine. Recordings for tests come from "
-          "`tablectl simulate` (docs/scenarios.md).", file=sys.stderr)
-    return 2
+    """Record from the real devices: the shoe on serial, the MFRC522s on SPI, the console on GPIO."""
+    import signal
+    import tomllib
+
+    from calibration.deck import DeckError, Registry
+    from calibration.readers import ReaderConfigError, parse_readers
+    from drivers.console import load_console_pins
+    from drivers.zones import open_real
+
+    from .recorder import Recorder, record_session
+    try:
+        text = Path(args.table_profile).read_text()
+        table = tomllib.loads(text)
+        readers = parse_readers(table, args.table_profile)
+        pins = load_console_pins(table, args.table_profile)
+        registry = Registry.from_directory(args.decks, in_play=args.in_play)
+        if not registry.decks:
+            raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
+    except (OSError, ValueError, DeckError, ReaderConfigError, tomllib.TOMLDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    decks = [{"deck": d.deck, "back": d.back, "cards": dict(d.cards)} for d in registry.decks.values()]
+    recorder = Recorder(args.table, args.profile, text, decks, registry.in_play)
+    try:
+        chips = open_real(readers)
+    except Exception as exc:       # no SPI on this machine, or a reader not answering
+        print(f"error: the zone readers cannot be opened: {exc}", file=sys.stderr)
+        return 2
+    deadline = time.monotonic() + args.seconds if args.seconds else None
+    interrupted = []
+    signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
+    record_session(recorder, shoe_port=args.shoe, registry=registry, readers=readers, chips=chips,
+                   console_pins=pins,
+                   stop=lambda: bool(interrupted) or (deadline is not None and time.monotonic() > deadline))
+    recording = recorder.recording()
+    path = recording.save(args.out)
+    print(f"{path}: {len(recording.lines)} lines, {recording.duration:.1f} s")
+    return 0
 
 
 def cmd_bench_replay(args) -> int:

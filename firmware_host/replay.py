@@ -101,9 +101,9 @@ class Replay:
         out += self.shoe.tick(t)
         if kind == "shoe":
             if line.get("event") == "unplugged":
-                out += self.shoe.disconnected(t, "USB cable pulled")
+                out += self.shoe.disconnected(t, line.get("detail", "USB cable pulled"))
             elif line.get("event") == "plugged":
-                out += self.shoe.connected(t, "USB cable back")
+                out += self.shoe.connected(t, line.get("detail", "USB cable back"))
             elif line.get("dir") == "rx":
                 observations, acks = self.shoe.feed(self.pty.carry(bytes.fromhex(line["hex"])), t)
                 self.pty.answer(acks)
@@ -119,10 +119,14 @@ class Replay:
             out.append(from_dict(line["obs"]))
         return out
 
-    def run(self, *, speed: float | None = None, on_event: Callable[[Event], None] | None = None) -> list[Event]:
+    def run(self, *, speed: float | None = None, on_event: Callable[[Event], None] | None = None,
+            on_progress: Callable[[int, int], None] | None = None) -> list[Event]:
         """Replay every line; *speed* None = as fast as possible, 1 = real time, N = N times."""
         start = time.monotonic()
-        for line in self.recording.lines:
+        total = len(self.recording.lines)
+        for number, line in enumerate(self.recording.lines, 1):
+            if on_progress and (number % 200 == 0 or number == total):
+                on_progress(number, total)
             if speed:
                 delay = start + line["t"] / speed - time.monotonic()
                 if delay > 0:

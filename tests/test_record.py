@@ -1,0 +1,82 @@
+"""`record`: the real drivers' raw streams (a simulated shoe on a pty, emulated MFRC522s, a mock
+console) recorded, then replayed: the replay makes the observations the live drivers made."""
+import os
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+from gpiozero.pins.mock import MockFactory
+
+from calibration.deck import Registry
+from calibration.readers import parse_readers
+from drivers.console import load_console_pins
+from drivers.mfrc522_emu import VirtualClock
+from drivers.shoe_sim import SimShoe
+from drivers.zones import open_emulated
+from firmware_host.observations import CardEntered, ConsolePress
+from firmware_host.recorder import Recorder, record_session
+from firmware_host.recording import load
+from firmware_host.replay import Replay
+from firmware_host.simulate import demo_deck
+
+TABLE = Path(__file__).parents[1] / "hardware" / "tables" / "demo-10.toml"
+
+
+def test_recorded_session_replays_to_the_same_observations(tmp_path):
+    text = TABLE.read_text()
+    table = tomllib.loads(text)
+    readers = parse_readers(table, TABLE.name)
+    deck = demo_deck("blue", "blue")
+    registry = Registry([deck])
+    recorder = Recorder("t-rec", "000", text, [{"deck": "blue", "back": "blue", "cards": dict(deck.cards)}], "blue")
+    chips, emulators = open_emulated(readers, VirtualClock())
+    factory = MockFactory()
+    master, slave = os.openpty()
+    done = threading.Event()
+    with SimShoe(master) as shoe:
+        def table_life():
+            time.sleep(0.3)
+            for card, zone in (("As", "seat:1"), ("Kd", "seat:2")):
+                shoe.draw(deck.cards[card], face="down")
+                shoe.wait_acked()
+                emulators[zone].place(deck.cards[card])
+                time.sleep(0.3)
+            factory.pin(6).drive_low()
+            factory.pin(6).drive_high()
+            time.sleep(0.3)
+            emulators["seat:2"].remove(deck.cards["Kd"])
+            time.sleep(0.5)
+            done.set()
+        life = threading.Thread(target=table_life)
+        life.start()
+        live = record_session(recorder, shoe_port=os.ttyname(slave), registry=registry, readers=readers,
+                              chips=chips, console_pins=load_console_pins(table, TABLE.name),
+                              stop=done.is_set, pin_factory=factory)
+        life.join()
+    os.close(slave)
+    path = recorder.recording().save(tmp_path / "rec")
+    recording = load(path)
+    assert {"shoe", "reader", "gpio"} <= {line["s"] for line in recording.lines}
+    with Replay(recording) as replay:
+        replayed = [obs for line in recording.lines for obs in replay.observations(line)]
+
+    def cards(observations):
+        return [(type(o).__name__, getattr(o, "zone", None), getattr(o, "card", None), round(o.t, 6))
+                for o in observations if isinstance(o, (CardEntered, ConsolePress)) or type(o).__name__ == "CardLeft"]
+    assert cards(replayed) == cards(live)
+    assert [c[:3] for c in cards(live)] == [
+        ("CardEntered", "shoe", "As"), ("CardEntered", "seat:1", "As"), ("CardEntered", "shoe", "Kd"),
+        ("CardEntered", "seat:2", "Kd"), ("ConsolePress", None, None), ("CardLeft", "seat:2", "Kd")]
+
+
+def test_tablectl_record_off_the_pi_says_what_is_missing(tmp_path):
+    import subprocess
+    import sys
+    demo_deck("blue", "blue").save(tmp_path / "decks")
+    done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "record", str(tmp_path / "out"),
+                           "--decks", str(tmp_path / "decks"), "--seconds", "1"], capture_output=True, text=True)
+    assert done.returncode == 2 and "zone readers cannot be opened" in done.stderr and "spidev" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "record", str(tmp_path / "out"),
+                           "--decks", str(tmp_path / "none")], capture_output=True, text=True)
+    assert done.returncode == 2 and "no registered deck" in done.stderr
