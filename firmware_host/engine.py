@@ -201,7 +201,7 @@ class HandEngine:
             self._held.clear()
             return
         if decision == "random-burn":
-            flop, extra = cards[:3], cards[3]
+            extra = cards[3]
             if card is None:      # the floor's random pick, reproducible from the hand itself
                 card = random.Random(f"{self.table}:{self.hand_number}:{self.seq}:{''.join(cards)}").choice(cards)
             if card not in cards:

@@ -3,7 +3,7 @@ import pytest
 
 from firmware_host import events as ev
 from firmware_host.observations import (
-    CardEntered, CardExposed, ChipsInZone, ForeignCard, Resolution, WrongBackCard,
+    CardEntered, CardExposed, ForeignCard, Resolution, WrongBackCard,
 )
 
 from table import Table
