@@ -119,6 +119,17 @@ class Replay:
             out.append(from_dict(line["obs"]))
         return out
 
+    def stream(self, speed: float | None = None) -> Iterator[Observation]:
+        """The drivers' observations, paced on the recording's clock (*speed* as for :meth:`run`):
+        a source for the service, which feeds its own engine."""
+        start = time.monotonic()
+        for line in self.recording.lines:
+            if speed:
+                delay = start + line["t"] / speed - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            yield from self.observations(line)
+
     def run(self, *, speed: float | None = None, on_event: Callable[[Event], None] | None = None,
             on_progress: Callable[[int, int], None] | None = None) -> list[Event]:
         """Replay every line; *speed* None = as fast as possible, 1 = real time, N = N times."""
