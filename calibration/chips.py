@@ -1,0 +1,136 @@
+"""Chip colours: one colour model per denomination, learnt under the table's own light.
+
+Colours live in a normalised space: each pixel is first divided by the white
+reference patch measured in the same frame (so the light's colour and level
+cancel out), then described by its chroma ``(b, g) / (b + g + r)`` and its
+value (brightness relative to the patch). A model is the mean and spread of
+the top faces of the chips shown; a set whose colours overlap is refused,
+naming the pair.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ChipModels", "ColourModel", "ConfusableColours", "features", "learn", "load_models"]
+
+MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
+MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
+
+
+class ConfusableColours(ValueError):
+    """Two denominations the camera cannot tell apart under this light."""
+
+    def __init__(self, a: int, b: int, separation: float) -> None:
+        self.pair, self.separation = (a, b), separation
+        super().__init__(f"chips {a} and {b} look alike under this light (separation {separation:.1f} < "
+                         f"{MIN_SEPARATION}): the camera cannot tell them apart")
+
+
+def features(bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """Pixels (... x 3 BGR) to (chroma b, chroma g, value), normalised by the patch colour *white*."""
+    p = bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32), 1.0)
+    s = p.sum(axis=-1, keepdims=True) + 1e-3
+    return np.concatenate([p[..., :2] / s, s / 3], axis=-1)
+
+
+@dataclass(frozen=True)
+class ColourModel:
+    """Mean and spread of a colour in the normalised space."""
+
+    mean: tuple[float, float, float]
+    spread: tuple[float, float, float]
+
+    def distance(self, f: np.ndarray) -> np.ndarray:
+        """Distance of features *f* (... x 3) in units of spread."""
+        return np.sqrt((((f - np.array(self.mean, np.float32)) / np.array(self.spread, np.float32)) ** 2).sum(-1))
+
+    @classmethod
+    def fit(cls, samples: np.ndarray) -> "ColourModel":
+        samples = np.asarray(samples, np.float64).reshape(-1, 3)
+        return cls(tuple(np.median(samples, 0).tolist()), tuple(np.maximum(samples.std(0), MIN_SPREAD).tolist()))
+
+
+@dataclass(frozen=True)
+class ChipModels:
+    """The chip set's colour models (value -> model) and the felt's."""
+
+    chips: dict[int, ColourModel]
+    felt: ColourModel
+    edge_bias: dict[int, float] = field(default_factory=dict)  # px a silhouette measures beyond its geometry
+
+    @property
+    def edge_bias_px(self) -> float:
+        """The median edge bias over the chip set."""
+        return float(np.median(list(self.edge_bias.values()))) if self.edge_bias else 0.0
+
+    def bias(self, value: int | None) -> float:
+        """The edge bias (px) of a denomination's chips (their contrast with the felt sets it)."""
+        return self.edge_bias.get(value, self.edge_bias_px)
+
+    def classify(self, f: np.ndarray) -> tuple[int, float]:
+        """The denomination nearest to the features *f* (3,) and a confidence in 0..1.
+
+        The confidence falls when the colour is far from every model or nearly
+        as close to the second model as to the first.
+        """
+        scored = sorted((m.distance(f).item(), v) for v, m in self.chips.items())
+        (d1, v1), (d2, _) = scored[0], scored[1]
+        margin = (d2 - d1) / max(d2, 1e-6)
+        nearness = 1.0 if d1 < 4 else max(0.0, 1 - (d1 - 4) / 4)
+        return v1, float(min(1.0, 2 * margin) * nearness)
+
+    def to_dict(self) -> dict:
+        return {"kind": "chip-colours",
+                "chips": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.chips.items()},
+                "felt": {"mean": self.felt.mean, "spread": self.felt.spread},
+                "edge_bias_px": {str(v): b for v, b in self.edge_bias.items()}}
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
+
+
+def separation(a: ColourModel, b: ColourModel) -> float:
+    """How many combined spreads apart two colour models are."""
+    sa, sb = np.array(a.spread), np.array(b.spread)
+    return float(np.sqrt((((np.array(a.mean) - np.array(b.mean)) ** 2) / (sa ** 2 + sb ** 2)).sum()))
+
+
+def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None) -> ChipModels:
+    """Models from feature samples of each denomination's top faces; refuses confusable pairs.
+
+    *edge_bias* is each denomination's silhouette excess in pixels (see ``vision.learn_chips``).
+    """
+    if len(samples) < 2:
+        raise ValueError("show at least two denominations")
+    chips = {int(v): ColourModel.fit(s) for v, s in samples.items() if len(s)}
+    missing = sorted(set(samples) - set(chips))
+    if missing:
+        raise ValueError(f"no chip seen for denomination(s) {missing}")
+    felt_model = felt
+    values = sorted(chips)
+    worst = None
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            sep = separation(chips[a], chips[b])
+            if sep < MIN_SEPARATION and (worst is None or sep < worst[2]):
+                worst = (a, b, sep)
+        sep = separation(chips[a], felt_model)
+        if sep < MIN_SEPARATION:
+            raise ValueError(f"chips {a} look like the felt under this light (separation {sep:.1f})")
+    if worst:
+        raise ConfusableColours(*worst)
+    return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()})
+
+
+def load_models(path: str | Path) -> ChipModels:
+    """Load the file written by :meth:`ChipModels.save`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("kind") != "chip-colours":
+        raise ValueError(f"{path}: not a chip colour file")
+    chips = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data["chips"].items()}
+    return ChipModels(chips, ColourModel(tuple(data["felt"]["mean"]), tuple(data["felt"]["spread"])),
+                      {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()})

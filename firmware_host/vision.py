@@ -1,0 +1,566 @@
+"""Chip counting per betting zone, face-up cards, stability and camera health.
+
+Functional core: :meth:`Counter.count` takes a frame (and the previous one, for
+motion) and returns what each zone holds in that frame; :class:`Stability`
+turns per-frame counts into :class:`ChipsInZone` observations only once a
+zone has held the same stacks for N frames with no motion; :class:`CameraHealth`
+turns frame arrival into :class:`DeviceFault` observations. Time is always
+passed in.
+
+Per zone, only its region of interest is read: light normalised against the
+white reference patch, pixels unlike the felt grouped into blobs; a blob of
+chip width is one stack: its base found on the felt through the calibrated
+camera, its denomination from the colour of its top face, its count from its
+sub-pixel height in the oblique view against the camera model's height for
+0..N chips at that place. A blob too large over the zone is an arm or a hand:
+the zone is ``occluded``; a blob of the wrong shape or a count or colour that
+falls between two answers makes the zone ``uncertain`` with a low confidence,
+never a guess. See ``docs/vision.md``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.chips import ChipModels, features
+from calibration.geometry import TableCalibration, Zone
+from .observations import ChipsInZone, DeviceFault, DeviceRecovered
+
+_DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
+                          np.sin(np.linspace(0, 2 * np.pi, 96, endpoint=False))])
+_RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
+                         np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
+
+__all__ = ["CameraHealth", "CardSeen", "Counter", "FrameResult", "Stability", "StackSeen", "ZoneCount"]
+
+FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
+MIN_CONFIDENCE = 0.5
+MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
+
+
+@dataclass(frozen=True)
+class StackSeen:
+    """One stack: its base (mm), denomination (None if unknown), chip count and confidence."""
+
+    x: float
+    y: float
+    value: int | None
+    count: int
+    confidence: float
+    colour: tuple[float, float, float] | None = None  # median normalised colour of the top face
+    excess_px: float = 0.0  # measured silhouette minus that of a single chip (calibrates the edge bias)
+    height: float = 0.0  # the count before rounding (chips)
+    colour_confidence: float = 0.0
+
+
+@dataclass(frozen=True)
+class ZoneCount:
+    """A chip zone in one frame: ``ok``, ``occluded`` or ``uncertain``; what it holds; motion."""
+
+    zone: str
+    status: str
+    amount: int
+    chips: tuple[tuple[int, int], ...]
+    stacks: tuple[StackSeen, ...]
+    confidence: float
+    motion: bool
+
+
+@dataclass(frozen=True)
+class CardSeen:
+    """A card area in one frame: a card present, face up or not."""
+
+    zone: str
+    present: bool
+    face_up: bool
+    motion: bool
+
+
+@dataclass(frozen=True)
+class FrameResult:
+    zones: dict[str, ZoneCount]
+    cards: dict[str, CardSeen]
+    white: tuple[float, float, float]
+
+
+@dataclass
+class _Roi:
+    zone: Zone
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    mask: np.ndarray  # the zone's own pixels (card areas) in the ROI
+
+
+class Counter:
+    """Counts the chips of every zone of one calibrated table (precomputes each zone's ROI)."""
+
+    def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
+        self.calib, self.models = calib, models
+        self.cam = calib.camera
+        self.H_inv = np.linalg.inv(self.cam.homography())
+        self.cam_xy = self.cam.position()[:2]
+        lay = calib.layout
+        self.r, self.t = lay.chip_diameter / 2, lay.chip_thickness
+        w, h = calib.image_size
+        self.rois: list[_Roi] = []
+        for zone in lay.zones:
+            poly = np.array(zone.polygon)
+            top = np.hstack([poly, np.full((len(poly), 1), lay.max_stack * self.t)])
+            pts = np.vstack([self.cam.project(poly), self.cam.project(top)])
+            margin = 4 + calib.chip_diameter_px(*poly.mean(0)) * 0.6
+            x0, y0 = np.floor(pts.min(0) - margin).astype(int)
+            x1, y1 = np.ceil(pts.max(0) + margin).astype(int)
+            x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+            mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+            cv2.fillPoly(mask, [np.round(self.cam.project(poly) - (x0, y0)).astype(np.int32)], 1)
+            self.rois.append(_Roi(zone, x0, y0, x1, y1, mask.astype(bool)))
+        ref = np.round(self.cam.project(np.array(lay.reference))).astype(np.int32)
+        rx0, ry0 = ref.min(0)
+        rx1, ry1 = ref.max(0)
+        inset = max(2, (rx1 - rx0) // 5)
+        self.ref_box = (ry0 + inset, ry1 - inset, rx0 + inset, rx1 - inset)
+        self.felt = models.felt
+        self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
+        # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
+        self._ring_shape = self.r * (np.outer(self._P[:, 0], _RING[:, 0]) + np.outer(self._P[:, 1], _RING[:, 1]))
+        self._dense_shape = self.r * (np.outer(self._P[:, 0], _DENSE[:, 0]) + np.outer(self._P[:, 1], _DENSE[:, 1]))
+        cb, cg, v = models.felt.mean
+        felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
+        B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
+        self._felt_norm = float(np.linalg.norm(felt))
+        self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
+        self._reject = (np.eye(3) - B @ np.linalg.pinv(B)).astype(np.float32)  # 3 x 3
+
+    # -- helpers -----------------------------------------------------------------------------
+    def white(self, frame: np.ndarray) -> np.ndarray:
+        """The reference patch's colour in *frame* (BGR)."""
+        y0, y1, x0, x1 = self.ref_box
+        return frame[y0:y1, x0:x1].reshape(-1, 3).mean(0)
+
+    def _ring(self, x: float, y: float, z: float, shape: np.ndarray | None = None) -> np.ndarray:
+        """Image outline of a chip's circle centred at (x, y) at height z (N x 2)."""
+        shape = self._ring_shape if shape is None else shape
+        h = shape + (self._P[:, 0] * x + self._P[:, 1] * y + self._P[:, 2] * z + self._P[:, 3])[:, None]
+        return (h[:2] / h[2]).T
+
+    def _rough_base(self, u: float, v: float) -> np.ndarray:
+        q = cv2.perspectiveTransform(np.array([[[u, v]]], np.float64), self.H_inv).reshape(2)
+        d = q - self.cam_xy
+        return q + d / np.linalg.norm(d) * self.r
+
+    def _base(self, u: float, v: float) -> tuple[float, float]:
+        """The stack centre (mm) whose base outline is centred on column *u* with its lowest point at row *v*."""
+        c = self._rough_base(u, v)
+        target = np.array([u, v])
+        g0 = self._base_pixel(c)
+        J = np.column_stack([self._base_pixel(c + e) - g0 for e in ((1.0, 0.0), (0.0, 1.0))])
+        J_inv = np.linalg.inv(J)
+        for _ in range(2):  # Newton steps on (centre column, lowest row) of the projected base
+            c = c + J_inv @ (target - g0)
+            g0 = self._base_pixel(c)
+        return float(c[0]), float(c[1])
+
+    def _boundary(self, x: float, y: float, z: float, cols: np.ndarray, upper: bool) -> np.ndarray:
+        """Rows of the upper (or lower) outline of the circle at height z, at image columns *cols*."""
+        ring = self._ring(x, y, z, self._dense_shape)
+        mid = ring[:, 1].mean()
+        half = ring[ring[:, 1] < mid] if upper else ring[ring[:, 1] >= mid]
+        order = np.argsort(half[:, 0])
+        return np.interp(cols, half[order, 0], half[order, 1])
+
+    def _predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int) -> np.ndarray:
+        """Mean silhouette height over *cols* of a stack of 0..*most* chips at (x, y).
+
+        The silhouette's top at a column is the highest outline of any layer there
+        (a leaning stack in the oblique view shows a lower layer's rim beside the top).
+        """
+        n = max(most, 1) + 1
+        tops = np.empty((n, len(cols)))
+        for k in range(n):
+            ring = self._ring(x, y, k * self.t, self._dense_shape)
+            half = ring[ring[:, 1] < ring[:, 1].mean()]
+            order = np.argsort(half[:, 0])
+            tops[k] = np.interp(cols, half[order, 0], half[order, 1], left=np.inf, right=np.inf)
+        bottom = self._boundary(x, y, 0.0, cols, upper=False)
+        return (bottom - np.minimum.accumulate(tops, axis=0)).mean(1)
+
+    def _column_spans(self, crop, origin, x: float, y: float, felt: np.ndarray, z: float):
+        """Sub-pixel silhouette height (crop coordinates) at the columns both the base and the top
+        face of a stack about *z* mm high cover: there the top is the top face's rim, not the side."""
+        base = self._ring(x, y, 0.0) - origin
+        top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
+        near_top = self._ring(x, y, z) - origin
+        u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
+        cols = np.arange(int(np.ceil(u0 + 0.25 * (u1 - u0))), int(np.floor(u1 - 0.25 * (u1 - u0))) + 1)
+        r0, r1 = int(max(top[:, 1].min() - 6, 0)), int(min(base[:, 1].max() + 7, crop.shape[0]))
+        cols = cols[(cols >= 0) & (cols < crop.shape[1])]
+        if len(cols) < 2 or r1 - r0 < 6:
+            return None
+        dist = np.linalg.norm(crop[r0:r1, cols].astype(np.float32) - felt, axis=-1)
+        spans, bottoms = [], []
+        for j in range(len(cols)):
+            ends = _edges(dist[:, j], 1.0, base_first=False)
+            if ends is None:
+                return None
+            spans.append(ends[1] - ends[0])
+            bottoms.append(ends[1] + r0)
+        return cols, np.array(spans), np.array(bottoms)
+
+    def _base_pixel(self, c) -> np.ndarray:
+        ring = self._ring(c[0], c[1], 0.0)
+        return np.array([(ring[:, 0].min() + ring[:, 0].max()) / 2, ring[:, 1].max()])
+
+    def not_felt(self, crop: np.ndarray, white: np.ndarray) -> np.ndarray:
+        """Pixels that are not felt: not the felt's colour at some light level plus some white glare."""
+        crop = crop.astype(np.float32)
+        scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
+        coef = cv2.transform(crop, self._coef * scale)  # (felt level, glare) per pixel
+        diff = cv2.transform(crop, self._reject * scale)  # what felt and glare cannot explain
+        residual = cv2.transform(cv2.multiply(diff, diff), np.ones((1, 3), np.float32))
+        a, g = coef[..., 0], coef[..., 1]
+        return (residual > (FELT_RESIDUAL * self._felt_norm) ** 2) | (a < 0.6) | (a > 1.6) | (g > 0.3)
+
+    # -- counting ----------------------------------------------------------------------------
+    def count(self, frame: np.ndarray, previous: np.ndarray | None = None) -> FrameResult:
+        """What every zone holds in *frame*; *previous* (the frame before) detects motion."""
+        if frame.shape[1::-1] != tuple(self.calib.image_size):
+            raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the calibration "
+                             f"{self.calib.image_size[0]}x{self.calib.image_size[1]}")
+        white = self.white(frame)
+        zones, cards = {}, {}
+        change = None
+        if previous is not None:  # half-scale grey difference, once for the whole frame
+            change = cv2.absdiff(_half_grey(frame), _half_grey(previous)) > MOTION_LEVEL
+        for roi in self.rois:
+            crop = frame[roi.y0:roi.y1, roi.x0:roi.x1]
+            motion = change is not None and bool(
+                change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2].mean() > MOTION_SHARE)
+            if roi.zone.kind == "cards":  # cards are big: half scale is plenty
+                crop = crop[::2, ::2]
+            smooth = cv2.blur(crop, (3, 3))
+            fg = self.not_felt(smooth, white)
+            f = _Lazy(smooth, white)
+            if roi.zone.kind == "cards":
+                cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
+            else:
+                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion)
+        return FrameResult(zones, cards, tuple(float(c) for c in white))
+
+    def _card(self, inside: np.ndarray, name: str, f, fg: np.ndarray, motion: bool) -> CardSeen:
+        area = inside.sum()
+        sel = inside & fg
+        present = sel.sum() > 0.15 * area
+        face_up = False
+        if present:
+            c = f[sel]
+            white = (c[:, 2] > 0.7) & (np.abs(c[:, 0] - 1 / 3) < 0.05) & (np.abs(c[:, 1] - 1 / 3) < 0.05)
+            face_up = bool(white.sum() > 0.55 * len(c))
+        return CardSeen(name, bool(present), face_up, motion)
+
+    def _zone(self, roi: _Roi, crop: np.ndarray, f: np.ndarray, fg: np.ndarray, motion: bool) -> ZoneCount:
+        name = roi.zone.name
+        felt_bgr = None
+        fg_raw = fg
+        fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
+        h, w = fg.shape
+        stacks, worst = [], 1.0
+        for i in range(1, n):
+            x, y, bw, bh, area = stats[i]
+            if area < 12:
+                continue  # speck
+            u = roi.x0 + x + bw / 2
+            width = self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh))
+            if area < 0.25 * width * width * 0.4:
+                continue  # speck
+            touches = x == 0 or y == 0 or x + bw == w or y + bh == h
+            max_area = width * (width + self.calib.layout.max_stack * 1.6)
+            if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
+                if (labels[roi.mask] == i).sum() > 0.2 * width * width:  # over the zone itself: an arm
+                    return ZoneCount(name, "occluded", 0, (), (), 0.0, motion)
+                continue  # a card or an arm beside the zone
+            low = labels[y + max(bh - int(0.4 * width), 0):y + bh, x:x + bw] == i  # the base's near half
+            u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
+            cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
+            if not roi.zone.contains(cx, cy):
+                continue  # the base is in another zone
+            base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
+            if not 0.6 * width <= base_cols[-1] - base_cols[0] + 1 <= 1.5 * width:
+                worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
+                stacks.append(StackSeen(cx, cy, None, 0, 0.2))
+                continue
+            if felt_bgr is None:  # the felt's colour here, under this light
+                bare = crop[::2, ::2][~fg_raw[::2, ::2]]
+                felt_bgr = (bare if len(bare) > 20 else crop.reshape(-1, 3)).mean(0).astype(np.float32)
+            stacks.append(self._stack(labels[y:y + bh, x:x + bw] == i, f[y:y + bh, x:x + bw], cx, cy, bh,
+                                      crop, (roi.x0, roi.y0), felt_bgr))
+            worst = min(worst, stacks[-1].confidence)
+        counts: dict[int, int] = {}
+        for s in stacks:
+            if s.value is not None:
+                counts[s.value] = counts.get(s.value, 0) + s.count
+        chips = tuple(sorted(((v, c) for v, c in counts.items() if c), reverse=True))
+        amount = sum(v * c for v, c in chips)
+        status = "ok" if worst >= MIN_CONFIDENCE else "uncertain"
+        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion)
+
+    def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
+               crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray) -> StackSeen:
+        top_z = self.t * self.calib.layout.max_stack
+        ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
+        rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
+        rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t  # mm, from the blob's rows
+        z = float(np.clip(rough - 2 * self.t, 0, top_z))
+        for attempt in range(2):  # the base from the blob's bottom, then from the sub-pixel bottom edges
+            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z)
+            if measured is None:
+                return StackSeen(cx, cy, None, 0, 0.0)
+            cols, spans, bottoms = measured
+            shift = float((bottoms - self._boundary(cx, cy, 0.0, cols + origin[0], upper=False) + origin[1]).mean())
+            if abs(shift) < 0.4 or attempt == 1:
+                break
+            u0, v0 = self._base_pixel((cx, cy))
+            cx, cy = self._base(u0, v0 + shift)
+        most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
+        predicted = self._predicted_spans(cx, cy, cols + origin[0], most)  # mean span for 0..most chips
+        raw = float(spans.mean())
+        excess = round(raw - predicted[1], 3)  # against a single chip: what chip calibration learns
+        rows = np.flatnonzero(blob.any(1))
+        width = blob.shape[1]
+        top = rows[0] if len(rows) else 0
+        ell = max(2, int(round(predicted[0])))
+        inner = slice(width // 4, width - width // 4)
+        face = f[top:top + ell, inner][blob[top:top + ell, inner]]
+        if len(face) < 3:
+            return StackSeen(cx, cy, None, 0, 0.0)
+        colour = np.median(face, 0)
+        value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
+        span = raw - self.models.bias(value)  # the silhouette's excess depends on the chip's contrast
+        per_chip = (predicted[-1] - predicted[0]) / max(len(predicted) - 1, 1)
+        est = float(np.interp(span, predicted, np.arange(len(predicted)), left=0.0,
+                              right=len(predicted) - 1 + (span - predicted[-1]) / per_chip))
+        count = max(1, int(round(est)))
+        count_conf = max(0.0, 1 - 2 * abs(est - round(est))) if est >= 0.5 else 0.0
+        return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
+                         tuple(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3))
+
+
+def _edges(dist: np.ndarray, step_px: float = 1.0, level: float = 25.0, base_first: bool = True):
+    """Sub-pixel (first, last) positions, in pixels from the first sample, where a profile of
+    distances from the felt colour crosses half its level just inside the silhouette.
+
+    Only the run of not-felt samples that holds the base counts (the first run when the
+    profile starts at the base, else the last): a card lying behind a stack is not its top.
+    """
+    idx = np.flatnonzero(dist > level)
+    if len(idx) < 3:
+        return None
+    gap = max(2, int(round(1.5 / step_px)))
+    breaks = np.flatnonzero(np.diff(idx) > gap)
+    if len(breaks):
+        idx = idx[:breaks[0] + 1] if base_first else idx[breaks[-1] + 1:]
+    if len(idx) < 2:
+        return None
+    dist = dist.tolist()
+    size = len(dist)
+    reach = gap
+
+    def crossing(edge: int, step: int) -> float:
+        inner = sorted(dist[edge + step * reach: edge + step * 4 * reach: step] if step > 0 else
+                       dist[max(edge - 4 * reach + 1, 0): max(edge - reach + 1, 0)])
+        m = len(inner)
+        half = (inner[m // 2] + inner[(m - 1) // 2]) / 4 if m else dist[edge] / 2  # half the median
+        i = edge
+        while 0 <= i - step < size and dist[i - step] > half:
+            i -= step
+        while 0 <= i + step < size and dist[i] < half:
+            i += step
+        if not 0 <= i - step < size:
+            return float(i)
+        a, b = dist[i - step], dist[i]
+        frac = (half - a) / (b - a) if b != a else 0.0
+        return (i - step) + step * frac
+
+    return crossing(int(idx[0]), 1) * step_px, crossing(int(idx[-1]), -1) * step_px
+
+
+def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str = "pot"):
+    """The felt's colour model from a zone of *frame* that is mostly bare felt (robust to a few chips)."""
+    from calibration.chips import ColourModel
+    counter = Counter(calib, ChipModels({}, ColourModel((0.25, 0.6, 0.25), (1, 1, 1))))
+    roi = next(r for r in counter.rois if r.zone.name == zone)
+    f = features(frame[roi.y0:roi.y1, roi.x0:roi.x1], counter.white(frame))[roi.mask]
+    med = np.median(f, 0)
+    spread = np.maximum(1.4826 * np.median(np.abs(f - med), 0), (0.012, 0.012, 0.04))
+    return ColourModel(tuple(med.tolist()), tuple(spread.tolist()))
+
+
+def top_faces(calib: TableCalibration, frame: np.ndarray, felt) -> list[StackSeen]:
+    """The stacks found in every chip zone before any colour model: what chip calibration learns from."""
+    result = Counter(calib, ChipModels({}, felt)).count(frame)
+    return [s for zc in result.zones.values() for s in zc.stacks]
+
+
+def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str = "pot") -> ChipModels:
+    """Colour models from one picture per denomination of single chips lying in the chip zones
+    (the felt's colour is read in *zone*, which must be mostly bare).
+
+    The same pictures calibrate the edge bias: a single chip's silhouette should be
+    exactly one chip's geometry; the median excess is subtracted from every stack.
+    """
+    from calibration.chips import learn
+    felt = felt_model(calib, shows[min(shows)], zone)
+    seen = {v: [s for s in top_faces(calib, img, felt) if s.colour is not None] for v, img in shows.items()}
+    samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
+    excess = {v: float(np.median([s.excess_px for s in stacks])) for v, stacks in seen.items() if stacks}
+    return learn(samples, felt, excess)
+
+
+class _Lazy:
+    """Colour features of a crop, computed only for the pixels asked for."""
+
+    def __init__(self, crop: np.ndarray, white: np.ndarray) -> None:
+        self.crop, self.white = crop, white
+
+    def __getitem__(self, index) -> np.ndarray:
+        return features(self.crop[index], self.white)
+
+
+def _half_grey(frame: np.ndarray) -> np.ndarray:
+    return cv2.resize(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+
+
+class Stability:
+    """Per-zone stability: a zone's chips become a :class:`ChipsInZone` after N still frames.
+
+    Still: no motion, no arm, and the same stacks (same places within ``match_mm``,
+    same denominations) in each of the last N frames. The count of each stack is then
+    decided on its height averaged over those N frames (a single frame's height is
+    noisy at about a pixel per chip), with the same confidence rule as one frame; heights
+    that disagree between frames by more than ``max_spread`` chips make the zone uncertain.
+    ``state(zone)`` is ``settling``, ``stable``, ``occluded`` or ``uncertain`` (held
+    still but not confident: the controller asks the dealer to confirm).
+    """
+
+    def __init__(self, frames: int = 3, match_mm: float = 8.0, min_confidence: float = 0.6,
+                 max_spread: float = 0.25) -> None:
+        if frames < 1:
+            raise ValueError("frames must be >= 1")
+        self.frames, self.match_mm, self.min_confidence = frames, match_mm, min_confidence
+        self.max_spread = max_spread  # chips: how much one stack's height may vary over the held frames
+        self._history: dict[str, list[ZoneCount]] = {}
+        self._reported: dict[str, tuple] = {}
+        self._state: dict[str, str] = {}
+
+    def state(self, zone: str) -> str:
+        return self._state.get(zone, "settling")
+
+    def reported(self, zone: str) -> tuple[tuple[int, int], ...] | None:
+        """The chips last reported for *zone* (None before the first report)."""
+        return self._reported.get(zone)
+
+    def _same(self, a: ZoneCount, b: ZoneCount) -> bool:
+        if len(a.stacks) != len(b.stacks):
+            return False
+        return all(any(s.value == o.value and abs(s.x - o.x) <= self.match_mm and abs(s.y - o.y) <= self.match_mm
+                       for o in b.stacks) for s in a.stacks)
+
+    def _decide(self, frames: list[ZoneCount]) -> tuple[tuple[tuple[int, int], ...], bool]:
+        """The zone's chips from N matching frames, and whether every stack is confident."""
+        counts: dict[int, int] = {}
+        sure = True
+        for s in frames[-1].stacks:
+            matched = [min(f.stacks, key=lambda o: abs(o.x - s.x) + abs(o.y - s.y)) for f in frames]
+            if s.value is None or any(m.count == 0 for m in matched):
+                return (), False
+            heights = [m.height for m in matched]
+            height = float(np.mean(heights))
+            count = max(1, int(round(height)))
+            conf = min(1 - 2 * abs(height - count), min(m.colour_confidence for m in matched))
+            if len(heights) > 1 and float(np.std(heights)) > self.max_spread:
+                conf = 0.0  # the frames disagree: something is not a plain stack (merged, half hidden)
+            sure = sure and conf >= self.min_confidence
+            counts[s.value] = counts.get(s.value, 0) + count
+        return tuple(sorted(counts.items(), reverse=True)), sure
+
+    def feed(self, t: float, result: FrameResult) -> list[ChipsInZone]:
+        out = []
+        for name, zc in result.zones.items():
+            if zc.motion or zc.status == "occluded":
+                self._history[name] = []
+                self._state[name] = "occluded"
+                continue
+            history = self._history.setdefault(name, [])
+            if history and not self._same(history[-1], zc):
+                history.clear()
+            history.append(zc)
+            del history[:-self.frames]
+            if len(history) < self.frames:
+                self._state[name] = "settling"
+                continue
+            chips, sure = self._decide(history)
+            if not sure:
+                self._state[name] = "uncertain"
+                continue
+            self._state[name] = "stable"
+            if self._reported.get(name) != chips:
+                self._reported[name] = chips
+                out.append(ChipsInZone(t, name, sum(v * n for v, n in chips), chips))
+        return out
+
+
+class CameraHealth:
+    """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``."""
+
+    def __init__(self, counter: Counter, timeout: float = 1.0, frozen: int = 5, focus: float | None = None,
+                 min_light: float = 40.0) -> None:
+        self.counter, self.timeout, self.frozen, self.min_light = counter, timeout, frozen, min_light
+        self.focus = focus
+        self._last_t: float | None = None
+        self._last_frame = None
+        self._same = 0
+        self.faults: set[str] = set()
+
+    def sharpness(self, frame: np.ndarray) -> float:
+        """Laplacian variance around the reference patch (its edges are always in view)."""
+        y0, y1, x0, x1 = self.counter.ref_box
+        pad = max(8, (x1 - x0))
+        crop = cv2.cvtColor(frame[max(y0 - pad, 0):y1 + pad, max(x0 - pad, 0):x1 + pad], cv2.COLOR_BGR2GRAY)
+        return float(cv2.Laplacian(crop, cv2.CV_32F).var())
+
+    def feed(self, t: float, frame: np.ndarray | None) -> list:
+        """Observations for one tick: *frame* is None when the driver got nothing."""
+        now: dict[str, str] = {}
+        if frame is None:
+            if self._last_t is not None and t - self._last_t > self.timeout:
+                now["no-frames"] = f"no frame for {t - self._last_t:.1f} s"
+            elif self._last_t is None:
+                now["no-frames"] = "no frame yet"
+        else:
+            self._last_t = t
+            sample = frame[::16, ::16]
+            self._same = self._same + 1 if self._last_frame is not None and np.array_equal(sample, self._last_frame) else 0
+            self._last_frame = sample.copy()
+            if self._same >= self.frozen:
+                now["frozen-frames"] = f"{self._same + 1} identical frames"
+            level = float(np.mean(self.counter.white(frame)))
+            if level < self.min_light:
+                now["lost-light"] = f"reference patch at {level:.0f}/255"
+            sharp = self.sharpness(frame)
+            if self.focus is None:
+                self.focus = sharp
+            elif sharp < 0.3 * self.focus and "lost-light" not in now:
+                now["lost-focus"] = f"sharpness {sharp:.0f}, calibrated {self.focus:.0f}"
+        out: list = []
+        for fault, detail in now.items():
+            if fault not in self.faults:
+                out.append(DeviceFault(t, "camera", fault, detail))
+        cleared = {f for f in self.faults if f not in now and not (frame is None and f != "no-frames")}
+        for fault in sorted(cleared):
+            out.append(DeviceRecovered(t, "camera", f"{fault} cleared"))
+        self.faults = (self.faults - cleared) | set(now)
+        return out

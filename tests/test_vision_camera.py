@@ -1,0 +1,95 @@
+"""The camera driver (replay of the committed clip) and the camera-fault monitor."""
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.geometry import calibrate_table, load_layout
+from drivers.camera import open_device, open_replay
+from firmware_host import vision
+from firmware_host.observations import DeviceFault, DeviceRecovered
+
+DATA = Path("tests/data/vision")
+
+
+def test_replay_gives_every_frame_with_its_time_and_closes():
+    with open_replay(str(DATA / "clip.mp4"), start=100.0) as camera:
+        frames = list(camera)
+    assert len(frames) == 40
+    assert [t for t, _ in frames[:3]] == [100.0, 100.1, 100.2]
+    assert frames[0][1].shape == (720, 1280, 3)
+    assert camera.closed
+    with pytest.raises(RuntimeError):
+        camera.read()
+
+
+def test_replay_takes_given_times_and_refuses_a_missing_file(tmp_path):
+    times = [float(k * k) for k in range(40)]
+    with open_replay(str(DATA / "clip.mp4"), times=times) as camera:
+        assert [camera.read()[0] for _ in range(3)] == [0.0, 1.0, 4.0]
+    with pytest.raises(OSError):
+        open_replay(str(tmp_path / "none.mp4"))
+
+
+def test_a_missing_device_is_an_error_not_a_hang():
+    with pytest.raises(OSError):
+        open_device(97)
+
+
+def test_the_committed_set_is_small_and_labelled():
+    labels = json.loads((DATA / "labels.json").read_text())
+    assert len(labels["frames"]) == 80
+    total = sum(p.stat().st_size for p in DATA.iterdir())
+    assert total < 8 * 1024 * 1024
+    first = cv2.imread(str(DATA / labels["frames"][0]["file"]))
+    assert first.shape == (720, 1280, 3)
+    assert any(z["occluded"] for f in labels["frames"] for z in f["zones"].values())
+
+
+@pytest.fixture(scope="module")
+def health_counter():
+    layout = load_layout("hardware/camera/table8.toml")
+    calib = calibrate_table(cv2.imread(str(DATA / "table.jpg")), layout)
+    models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_{v}.jpg"))
+                                        for v in (50, 100, 200, 500, 1000, 2000)})
+    return vision.Counter(calib, models)
+
+
+def test_camera_faults_and_recovery(health_counter):
+    frames = [f for _, f in open_replay(str(DATA / "clip.mp4"))]
+    health = vision.CameraHealth(health_counter, timeout=1.0, frozen=3)
+    assert health.feed(0.0, frames[0]) == []
+    assert health.feed(0.1, frames[1]) == []
+    # frozen: the same frame again and again
+    out = [health.feed(0.2 + k / 10, frames[1]) for k in range(3)]
+    assert out[:2] == [[], []] and [o.fault for o in out[2]] == ["frozen-frames"]
+    assert health.feed(0.6, frames[2]) == [DeviceRecovered(0.6, "camera", "frozen-frames cleared")]
+    # no frames for longer than the timeout
+    assert health.feed(1.0, None) == []
+    fault = health.feed(1.7, None)
+    assert fault and isinstance(fault[0], DeviceFault) and fault[0].fault == "no-frames"
+    assert health.feed(1.8, frames[3]) == [DeviceRecovered(1.8, "camera", "no-frames cleared")]
+    # the light goes
+    dark = (frames[4] * 0.1).astype(np.uint8)
+    assert [o.fault for o in health.feed(1.9, dark)] == ["lost-light"]
+    assert [type(o) for o in health.feed(2.0, frames[5])] == [DeviceRecovered]
+    # focus lost: a strong blur
+    blurred = cv2.GaussianBlur(frames[6], (0, 0), 6)
+    assert [o.fault for o in health.feed(2.1, blurred)] == ["lost-focus"]
+    assert [type(o) for o in health.feed(2.2, frames[7])] == [DeviceRecovered]
+
+
+def test_observe_turns_the_clip_into_observations(health_counter):
+    from drivers.camera import observe
+    from firmware_host.observations import ChipsInZone
+    ticks = iter(range(100, 200))
+    with open_replay(str(DATA / "clip.mp4")) as camera:
+        out = list(observe(camera, health_counter, vision.Stability(3), vision.CameraHealth(health_counter),
+                           clock=lambda: float(next(ticks)), max_misses=3))
+    chips = [o for o in out if isinstance(o, ChipsInZone)]
+    assert chips and all(o.t >= 0.2 for o in chips)  # nothing before three frames held
+    faults = [o for o in out if isinstance(o, DeviceFault)]
+    assert [f.fault for f in faults] == ["no-frames"]  # only once the clip has ended
+    assert faults[0].t >= 100

@@ -1,0 +1,67 @@
+"""tablectl calibrate table / calibrate chips / bench vision, run as an installer runs them."""
+import json
+import subprocess
+import sys
+
+import cv2
+
+from calibration.geometry import load_layout
+from firmware_host.render import HOUSE_004, calibration_shows, default_camera, render
+
+
+def tablectl(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "firmware_host.cli", *args], capture_output=True, text=True,
+                          check=False, cwd=cwd)
+
+
+def test_calibrate_table_then_chips_write_their_files_and_pictures(tmp_path):
+    table, picture = tmp_path / "table.json", tmp_path / "table.jpg"
+    done = tablectl("calibrate", "table", "--out", str(table), "--picture", str(picture))
+    assert done.returncode == 0, done.stderr
+    assert "markers seen: 7/7" in done.stdout
+    assert json.loads(table.read_text())["kind"] == "table-calibration"
+    assert cv2.imread(str(picture)).shape == (720, 1280, 3)
+    chips, sheet = tmp_path / "chips.json", tmp_path / "chips.jpg"
+    done = tablectl("calibrate", "chips", "--table", str(table), "--out", str(chips), "--picture", str(sheet))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(chips.read_text())
+    assert sorted(map(int, data["chips"])) == sorted(HOUSE_004)
+    assert cv2.imread(str(sheet)) is not None
+
+
+def test_calibrate_chips_refuses_a_set_it_cannot_tell_apart(tmp_path):
+    table = tmp_path / "table.json"
+    assert tablectl("calibrate", "table", "--out", str(table), "--picture", str(tmp_path / "t.jpg")).returncode == 0
+    layout = load_layout("hardware/camera/table8.toml")
+    colours = {**HOUSE_004, 2000: "red"}  # the 2000s look like the 100s
+    shows = []
+    for value, scene in calibration_shows(layout, colours).items():
+        path = tmp_path / f"show_{value}.jpg"
+        cv2.imwrite(str(path), render(scene, layout, default_camera(), seed=value))
+        shows += ["--show", f"{value}={path}"]
+    done = tablectl("calibrate", "chips", "--table", str(table), *shows, "--out", str(tmp_path / "c.json"))
+    assert done.returncode == 3
+    assert "chips 100 and 2000 look alike" in done.stderr
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_calibrate_chips_wants_the_whole_chip_set_of_the_profile(tmp_path):
+    table = tmp_path / "table.json"
+    assert tablectl("calibrate", "table", "--out", str(table), "--picture", str(tmp_path / "t.jpg")).returncode == 0
+    done = tablectl("calibrate", "chips", "--table", str(table), "--show", "50=tests/data/vision/chips_50.jpg",
+                    "--out", str(tmp_path / "c.json"))
+    assert done.returncode == 2 and "chip set of profile 004" in done.stderr
+
+
+def test_bench_vision_prints_figures_then_one_json_line():
+    done = tablectl("bench", "vision")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert figures["bench"] == "vision" and figures["frames"] == 80
+    assert figures["wrongly_stable_while_occluded"] == 0  # an arm over a zone is never a stable count
+    assert figures["wrong_while_occluded"] == 0  # an arm over a zone: occluded, or counted right, or uncertain
+    assert figures["occluded_reported_share"] > 0.5
+    assert 0 < figures["exact_share"] <= 1 and figures["fps_per_core"] > 0
+    assert set(figures["confusion"]) == {str(v) for v in HOUSE_004}
+    assert any(line.startswith("amount exact") for line in lines[:-1])

@@ -1,0 +1,155 @@
+"""Chip counting, stability, occlusion and face-up cards on rendered pictures."""
+import cv2
+import numpy as np
+import pytest
+
+from calibration.chips import ConfusableColours, load_models
+from calibration.geometry import calibrate_table, load_layout
+from firmware_host import vision
+from firmware_host.observations import ChipsInZone
+from firmware_host.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, default_camera, render
+
+LAYOUT = "hardware/camera/table8.toml"
+DATA = "tests/data/vision"
+
+
+@pytest.fixture(scope="module")
+def table():
+    layout = load_layout(LAYOUT)
+    calib = calibrate_table(cv2.imread(f"{DATA}/table.jpg"), layout)
+    models = vision.learn_chips(calib, {v: cv2.imread(f"{DATA}/chips_{v}.jpg") for v in HOUSE_004})
+    return layout, calib, models, vision.Counter(calib, models)
+
+
+def picture(table, stacks=(), arms=(), cards=(), seed=0, noise=2.0, light=(1.0, 1.0, 1.0)):
+    layout = table[0]
+    scene = Scene(tuple(stacks), tuple(cards), tuple(arms), light, (0.0, 0.0, 0.0), 0.6, noise, HOUSE_004)
+    return render(scene, layout, default_camera(), seed=seed)
+
+
+def test_every_denomination_is_learnt_and_told_apart(table):
+    _, _, models, _ = table
+    assert sorted(models.chips) == sorted(HOUSE_004)
+    for value, model in models.chips.items():
+        assert models.classify(np.array(model.mean))[0] == value
+    assert sorted(models.edge_bias) == sorted(HOUSE_004) and all(abs(b) < 1.0 for b in models.edge_bias.values())
+
+
+def test_models_round_trip(table, tmp_path):
+    models = table[2]
+    models.save(tmp_path / "chips.json")
+    again = load_models(tmp_path / "chips.json")
+    assert again.chips == models.chips and again.edge_bias == models.edge_bias
+
+
+def test_a_set_with_two_denominations_of_one_colour_is_refused_naming_the_pair(table):
+    layout, calib, _, _ = table
+    colours = {**HOUSE_004, 200: "red"}  # the 200s painted like the 100s
+    shows = {v: render(s, layout, default_camera(), seed=v) for v, s in calibration_shows(layout, colours).items()}
+    with pytest.raises(ConfusableColours) as err:
+        vision.learn_chips(calib, shows)
+    assert err.value.pair == (100, 200)
+
+
+@pytest.mark.parametrize("value", sorted(HOUSE_004))
+def test_single_chips_of_each_denomination_in_bet_and_pot(table, value):
+    counter = table[3]
+    image = picture(table, [Stack(-430, -300, value, 1), Stack(700, 170, value, 1), Stack(60, -150, value, 1)],
+                    seed=value, light=(0.9, 1.0, 1.1))
+    result = counter.count(image)
+    for zone in ("bet:1", "bet:6", "pot"):
+        zc = result.zones[zone]
+        assert [s.value for s in zc.stacks] == [value], zone  # found, and the right colour
+        assert zc.status == "uncertain" or (zc.amount, zc.chips) == (value, ((value, 1),)), zone
+    assert all(result.zones[z].amount == 0 and result.zones[z].status == "ok"
+               for z in result.zones if z not in ("bet:1", "bet:6", "pot"))
+
+
+def test_a_stack_is_counted_or_flagged_never_silently_wrong(table):
+    counter = table[3]
+    for count in (2, 4, 7):
+        image = picture(table, [Stack(-700, 170, 500, count), Stack(-20, -150, 100, count)], seed=count)
+        result = counter.count(image)
+        for zone in ("bet:3", "pot"):
+            zc = result.zones[zone]
+            assert zc.status == "uncertain" or zc.amount == count * zc.chips[0][0], (zone, count, zc)
+            assert [v for v, _ in zc.chips] == [500 if zone == "bet:3" else 100]
+
+
+def test_an_arm_over_a_zone_is_occluded_and_never_reported(table):
+    counter = table[3]
+    stability = vision.Stability(frames=2)
+    stacks = [Stack(-430, -300, 500, 3)]
+    arm = Arm(-1100, -650, -430, -300, 90.0)
+    out = []
+    for k in range(4):
+        result = counter.count(picture(table, stacks, arms=[arm], seed=k))
+        assert result.zones["bet:1"].status == "occluded"
+        out += stability.feed(k / 10, result)
+        assert stability.state("bet:1") == "occluded"
+    assert not [o for o in out if o.zone == "bet:1"]
+
+
+def test_a_count_becomes_an_observation_after_n_still_frames(table):
+    counter = table[3]
+    stability = vision.Stability(frames=3)
+    stacks = [Stack(-430, -300, 100, 1), Stack(700, 170, 2000, 1)]
+    frames = [picture(table, stacks, seed=k) for k in range(4)]
+    moved = picture(table, stacks, arms=[Arm(-1100, -650, -430, -300, 90.0)], seed=9)
+    emitted, previous = [], None
+    for k, image in enumerate([frames[0], frames[1], moved, frames[2], frames[3]]):
+        result = counter.count(image, previous)
+        emitted.append(stability.feed(k / 10, result))
+        previous = image
+    bet1 = [[o for o in batch if o.zone == "bet:1"] for batch in emitted]
+    assert bet1[:4] == [[], [], [], []]  # 2 frames, the arm, 1 frame: not yet
+    assert bet1[4] == []  # the frame after the arm left still differs from it: motion resets
+    bet6 = [o for batch in emitted for o in batch if o.zone == "bet:6"]
+    # bet:6 was never covered: reported at most once, exactly, and not before 3 frames held
+    assert len(bet6) <= 1 and all(o == ChipsInZone(o.t, "bet:6", 2000, ((2000, 1),)) and o.t >= 0.2 for o in bet6)
+
+
+def test_stability_reports_a_change_once_and_only_when_still():
+    def frame(stacks, motion=False, status="ok"):
+        seen = tuple(vision.StackSeen(x, y, v, round(h), 1.0, None, 0.0, h, 1.0) for x, y, v, h in stacks)
+        return vision.FrameResult({"bet:2": vision.ZoneCount("bet:2", status, 0, (), seen, 1.0, motion)}, {},
+                                  (1, 1, 1))
+    one = [(10, 20, 100, 1.1)]
+    two = [(10, 20, 100, 0.9), (60, 20, 500, 3.1)]
+    vague = [(10, 20, 100, 1.0), (60, 21, 500, 2.5)]  # 2 or 3 chips: a coin toss
+    s = vision.Stability(frames=2)
+    seq = [frame(one), frame(one), frame(one), frame(two, motion=True), frame(vague), frame(vague), frame(two),
+           frame(two), frame(two), frame(one, status="occluded")]
+    out, states = [], []
+    for t, f in enumerate(seq):
+        out.append(s.feed(t, f))
+        states.append(s.state("bet:2"))
+    assert out[1] == [ChipsInZone(1, "bet:2", 100, ((100, 1),))]
+    assert out[2] == [] and states[2] == "stable"  # same chips: reported once
+    assert out[3] == [] and states[3] == "occluded"  # motion: never a count
+    assert out[4] == [] and states[4] == "settling"
+    assert out[5] == [] and states[5] == "uncertain"  # held, but 2.5 chips high: the dealer is asked
+    assert out[6] == [] and states[6] == "uncertain"  # 2.5 then 3.1: the frames disagree
+    assert out[7] == [ChipsInZone(7, "bet:2", 1600, ((500, 3), (100, 1)))]  # 3.1 twice
+    assert out[8] == [] and states[8] == "stable"
+    assert out[9] == [] and states[9] == "occluded"
+    with pytest.raises(ValueError):
+        vision.Stability(frames=0)
+    s = vision.Stability(frames=2)
+    assert s.feed(0, frame([(60, 20, 500, 2.0)])) == [] and s.feed(1, frame([(60, 20, 500, 4.0)])) == []
+    assert s.state("bet:2") == "uncertain"  # 3.0 on average, but the frames disagree
+
+
+def test_face_up_and_face_down_cards(table):
+    counter = table[3]
+    result = counter.count(picture(table, cards=[("seat:1", True), ("seat:2", False), ("board:3", True),
+                                                  ("deck", False)]))
+    assert result.cards["seat:1"].face_up and result.cards["board:3"].face_up
+    assert result.cards["seat:2"].present and not result.cards["seat:2"].face_up
+    assert result.cards["deck"].present and not result.cards["deck"].face_up
+    assert not result.cards["seat:5"].present and not result.cards["seat:5"].face_up
+
+
+def test_a_frame_of_another_size_is_refused(table):
+    with pytest.raises(ValueError, match="calibration"):
+        table[3].count(np.zeros((480, 640, 3), np.uint8))
