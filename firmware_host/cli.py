@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import time
 import json
 import sys
 from pathlib import Path
@@ -26,24 +27,92 @@ def _pluribus() -> str:
 
 
 def cmd_demo(args) -> int:
-    """A corpus recording of three hands replayed through the drivers, the events as they come."""
+    """A recorded session replayed through the drivers into the controller, published to a real
+    Mosquitto on loopback; the events printed as a subscriber receives them."""
+    import tempfile
+    import threading
+
+    import paho.mqtt.client as mqtt
+
+    from . import events as ev
+    from .broker import BrokerMissing, LocalMosquitto
     from .cli_hil import CORPUS, _speed
     from .display import describe
-    from .events import HandEnded
+    from .mqtt_contract import Topics
     from .recording import load
     from .replay import Replay
+    from .service import Service, parse_config
 
     recording = load(CORPUS / "demo-session")
-    print(f"replaying {recording.duration:.0f} s of a session at table {recording.table} "
-          f"(house rules {recording.profile}), speed {args.speed}")
-    with Replay(recording, profile=args.profile) as run:
-        run.run(speed=_speed(args.speed),
-                on_event=lambda event: print(describe(event, show_secrets=args.secrets), flush=True))
-        ended = [e for e in run.events if isinstance(e, HandEnded)]
+    speed = _speed(args.speed)
+    with tempfile.TemporaryDirectory(prefix="tablectl-demo-") as tmp:
+        try:
+            broker = LocalMosquitto(tmp)
+        except BrokerMissing as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"Mosquitto on 127.0.0.1:{broker.port}; replaying {recording.duration:.0f} s of a session at table "
+              f"{recording.table} (house rules {args.profile or recording.profile}) at speed {args.speed}", flush=True)
+        topics = Topics(recording.table)
+        topic = topics.secure_event if args.secrets else topics.event
+        received: list[ev.Event] = []
+        ready, lock = threading.Event(), threading.Lock()
+
+        def on_message(client, userdata, message):
+            body = json.loads(message.payload)["event"]
+            try:
+                event = ev.from_dict(body)
+            except (KeyError, TypeError, ValueError):
+                print(f"   {body.get('kind')}: {json.dumps(body, ensure_ascii=False)}", flush=True)
+                return
+            with lock:
+                if any(e.seq == event.seq for e in received):     # QoS 1: at least once
+                    return
+                received.append(event)
+            print(describe(event, show_secrets=args.secrets), flush=True)
+
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tablectl-demo-viewer")
+        client.on_message = on_message
+        client.on_subscribe = lambda *a: ready.set()
+        client.connect("127.0.0.1", broker.port)
+        client.subscribe(topic, qos=1)
+        client.loop_start()
+        ready.wait(5)
+        config = parse_config({"table": {"id": recording.table, "profile": args.profile or recording.profile},
+                               "broker": {"host": "127.0.0.1", "port": broker.port},
+                               "outbox": {"path": "outbox.sqlite", "max_bytes": 50_000_000},
+                               "journal": {"path": "journal.sqlite"},
+                               "commands": {"key": "demo-key-0123456789abcdef"}}, base=Path(tmp))
+        service = Service(config)
+        try:
+            service.start()
+            replay = Replay(recording)
+            service.feed_from(replay.stream(speed))
+            service.run(until_source_ends=True)
+            published = service.engine.seq
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                with lock:
+                    if sum(1 for _ in received) >= (published if args.secrets else 1) and _ended(received, service):
+                        break
+                time.sleep(0.1)
+        finally:
+            service.close()
+            replay.close()
+            client.loop_stop()
+            client.disconnect()
+            broker.close()
+    ended = [e for e in received if isinstance(e, ev.HandEnded)]
     if ended:
         last = ended[-1]
         print("results: " + "  ".join(f"seat {s}: {st}" for s, st in sorted(zip(last.seats, last.stacks))))
     return 0
+
+
+def _ended(received, service) -> bool:
+    """Has the viewer received the last hand's end?"""
+    from .events import HandEnded
+    return sum(isinstance(e, HandEnded) for e in received) >= service.engine.hand_number
 
 
 def cmd_phh_verify(args) -> int:

@@ -7,12 +7,16 @@ import signal
 import sys
 import threading
 
+from .broker import LocalMosquitto
+
 
 def register(commands, bench, calibrate) -> None:
     """Add this module's sub-commands to the ``tablectl`` parsers."""
     run = commands.add_parser("run", help="run the table controller: observations -> engine -> MQTT")
     run.add_argument("--config", required=True, help="TOML config (see hardware/mosquitto/table.example.toml)")
     run.add_argument("--source", default="demo", choices=["demo"], help="observation source (default: demo)")
+    run.add_argument("--recording", default=None,
+                     help="replay this recording through the drivers as the source (docs/recording.md)")
     run.add_argument("--speed", type=float, default=10.0, help="demo pace, x real time (0: flat out)")
     run.add_argument("--loops", type=int, default=1, help="play the demo session N times")
     run.add_argument("--exit-at-end", action="store_true",
@@ -25,10 +29,11 @@ def register(commands, bench, calibrate) -> None:
 
     mqtt = bench.add_parser("mqtt", help="observation-to-subscriber latency, throughput, 200 tables at once")
     mqtt.add_argument("--events", type=int, default=10_000, help="events for latency and throughput (>= 10000)")
-    mqtt.add_argument("--rate", type=float, default=1000.0, help="observations per second in the latency run")
+    mqtt.add_argument("--rate", type=float, default=400.0, help="observations per second in the latency run")
     mqtt.add_argument("--tables", type=int, default=200)
     mqtt.add_argument("--seconds", type=float, default=60.0, help="duration of the many-tables run")
-    mqtt.add_argument("--table-rate", type=float, default=4.0, help="observations per second per table")
+    mqtt.add_argument("--table-rate", type=float, default=2.0,
+                      help="observations per second per table (a real table makes about 1)")
     mqtt.set_defaults(func=bench_mqtt)
 
 
@@ -64,49 +69,33 @@ def cmd_run(args) -> int:
         return 2
     try:
         service.start()
-        service.feed_from(demo_source(args.speed, args.loops, skip=service.source_done))
+        service.feed_from(_recording_source(args.recording, args.speed, service.source_done) if args.recording
+                          else demo_source(args.speed, args.loops, skip=service.source_done))
         service.run(until_source_ends=args.exit_at_end, stop=stop)
+        left = len(service.outbox)
     finally:
         service.close()
         if out:
             out.close()
+    if left:
+        print(f"{left} message(s) still in the outbox {config.outbox_path}: they are sent on the next start",
+              file=sys.stderr)
+        return 1
     return 0
 
 
+def _recording_source(path: str, speed: float, skip: int):
+    """A recording's observations through the drivers (paced at *speed*, 0: flat out), the first *skip* dropped."""
+    from .recording import load
+    from .replay import Replay
+
+    with Replay(load(path)) as replay:
+        for n, obs in enumerate(replay.stream(speed or None), 1):
+            if n > skip:
+                yield obs
+
+
 # -- bench mqtt -----------------------------------------------------------------------
-
-class _Mosquitto:
-    """A throw-away Mosquitto on a free loopback port (the bench starts its own)."""
-
-    def __init__(self, directory) -> None:
-        import shutil
-        import socket
-        import subprocess
-        import time
-        from pathlib import Path
-
-        binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        conf = Path(directory) / "mosquitto.conf"
-        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 1000000\n"
-                        "max_inflight_messages 0\nmax_connections -1\n")
-        self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.05)
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
-
 
 class _Recorder:
     """A subscriber noting, per (table, event seq), the perf_counter time it first arrived."""
@@ -209,47 +198,79 @@ def _single_table(port: int, directory, events: int, rate: float) -> dict:
             "events_per_s": round(len(sent) / (done - start), 1)}
 
 
-def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: float) -> dict:
-    """*tables* controllers in this process publishing into one broker for *seconds*."""
-    import itertools
+TABLES_PER_PROCESS = 50
+"""paho waits with select(): a socket numbered past 1024 fails, and a table holds ~9 descriptors
+(journal and outbox files, WAL, socket), so the simulated tables are spread over processes."""
+
+
+def _table_worker(port: int, directory: str, names: list[str], seconds: float, table_rate: float,
+                  go, results) -> None:
+    """One process of simulated tables: wait for *go*, feed for *seconds*, drain, report."""
+    import logging
     import time
     from pathlib import Path
 
     from .service import Service, demo_source
 
-    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    logging.basicConfig(level=logging.ERROR)
     services, sources = [], []
-    for k in range(tables):
-        table = f"t{k + 1}"
-        d = Path(directory) / table
+    for name in names:
+        d = Path(directory) / name
         d.mkdir(parents=True, exist_ok=True)
-        services.append(Service(_bench_config(d, port, table)).start())
+        services.append(Service(_bench_config(d, port, name)).start())
         sources.append(demo_source(0, loops=10**6))
     connected = sum(s.publisher.connected.wait(30) for s in services)
-    total_rate = tables * table_rate
+    results.put(("ready", connected))
+    go.wait()
+    rate = len(services) * table_rate
     start = time.perf_counter()
     n = 0
-    order = itertools.cycle(range(tables))
     while (now := time.perf_counter()) - start < seconds:
-        due = start + n / total_rate
+        due = start + n / rate
         if now < due:
             time.sleep(min(0.002, due - now))
             continue
-        k = next(order)
-        services[k].handle(next(sources[k]))
+        services[n % len(services)].handle(next(sources[n % len(services)]))
         n += 1
     fed = time.perf_counter() - start
-    expected = sum(s.engine.seq for s in services)
-    ok = rec.wait(expected, 120)
-    done = max(rec.first.values()) - start if rec.first else fed
-    unacked = sum(len(s.outbox) for s in services)
+    drained = all(s.drain(60) for s in services)
+    report = {"observations": n, "events": sum(s.engine.seq for s in services), "fed_s": fed,
+              "unacked": sum(len(s.outbox) for s in services), "drained": drained}
     for s in services:
         s.close()
+    results.put(("done", report))
+
+
+def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: float) -> dict:
+    """*tables* controllers (spread over processes) publishing into one broker for *seconds*."""
+    import multiprocessing
+    import time
+
+    ctx = multiprocessing.get_context("spawn")
+    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    go, results = ctx.Event(), ctx.Queue()
+    names = [f"t{k + 1}" for k in range(tables)]
+    groups = [names[i:i + TABLES_PER_PROCESS] for i in range(0, tables, TABLES_PER_PROCESS)]
+    procs = [ctx.Process(target=_table_worker, args=(port, str(directory), g, seconds, table_rate, go, results))
+             for g in groups]
+    for p in procs:
+        p.start()
+    connected = sum(results.get(timeout=120)[1] for _ in procs)
+    start = time.perf_counter()
+    go.set()
+    reports = [results.get(timeout=seconds + 180)[1] for _ in procs]
+    for p in procs:
+        p.join(30)
+    expected = sum(r["events"] for r in reports)
+    ok = rec.wait(expected, 60)
+    done = max(rec.first.values()) - start if rec.first else seconds
     rec.close()
-    return {"tables": tables, "connected": connected, "seconds": round(fed, 2), "observations": n,
-            "events": expected, "received": len(rec.first), "lost": expected - len(rec.first),
-            "complete": ok, "unacked_at_end": unacked, "events_per_s": round(expected / done, 1),
-            "observations_per_s": round(n / fed, 1)}
+    n = sum(r["observations"] for r in reports)
+    fed = max(r["fed_s"] for r in reports)
+    return {"tables": tables, "processes": len(procs), "connected": connected, "seconds": round(fed, 2),
+            "observations": n, "events": expected, "received": len(rec.first), "lost": expected - len(rec.first),
+            "complete": ok, "unacked_at_end": sum(r["unacked"] for r in reports),
+            "events_per_s": round(expected / done, 1), "observations_per_s": round(n / fed, 1)}
 
 
 def bench_mqtt(args) -> int:
@@ -263,7 +284,7 @@ def bench_mqtt(args) -> int:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     events = max(args.events, 10_000)
     with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as tmp:
-        broker = _Mosquitto(tmp)
+        broker = LocalMosquitto(tmp)
         try:
             print(f"Mosquitto on 127.0.0.1:{broker.port}; each observation journaled (SQLite WAL, fsync), fed to "
                   "the engine, its events written to the outbox (fsync), published QoS 1, received by a subscriber")
@@ -274,7 +295,7 @@ def bench_mqtt(args) -> int:
             print(f"throughput, {flat['events']} events flat out: {flat['events_per_s']} events/s sustained "
                   f"(fed in {flat['feed_s']} s, all received after {flat['total_s']} s); lost {flat['lost']}")
             many = _many_tables(broker.port, f"{tmp}/many", args.tables, args.seconds, args.table_rate)
-            print(f"{many['tables']} tables ({many['connected']} connected) for {many['seconds']} s at "
+            print(f"{many['tables']} tables ({many['connected']} connected, {many['processes']} processes) for {many['seconds']} s at "
                   f"{args.table_rate:g} observations/s each: {many['events']} events, {many['events_per_s']} "
                   f"events/s; lost {many['lost']}")
         finally:

@@ -25,7 +25,8 @@ from .events import (
 from .game import Game, GameError
 from .observations import (
     CardEntered, CardExposed, CardLeft, ChipsInZone, ConsolePress, Declaration, DeviceFault, DeviceRecovered,
-    ForeignCard, MoveButton, Observation, Resolution, SeatPresence, SetLevel, WrongBackCard, zone_seat,
+    ForeignCard, MoveButton, Observation, Pause, Resolution, SeatPresence, SetLevel, VoidHand, WrongBackCard,
+    zone_seat,
 )
 from .profile import Level, Profile
 
@@ -35,7 +36,7 @@ MISDEALS = {"first-card-wrong-seat", "card-to-seat-not-dealt-in", "cards-face-up
             "wrong-number-of-cards", "exposed-card-misdeal", "button-short-a-card"}
 """Kinds that are a misdeal only before substantial action (000 §35D, 003 art. 77)."""
 
-UNHELD = (Resolution, ConsolePress, DeviceFault, DeviceRecovered, SetLevel, SeatPresence)
+UNHELD = (Resolution, ConsolePress, DeviceFault, DeviceRecovered, SetLevel, SeatPresence, Pause, VoidHand)
 """What is still handled while an irregularity holds the hand; everything else waits for the resolution."""
 
 
@@ -109,6 +110,7 @@ class HandEngine:
         self._hand: _Hand | None = None
         self._hold: _Hold | None = None
         self._held: list[Observation] = []
+        self.paused = False
 
     # -- public state ----------------------------------------------------
     @property
@@ -152,7 +154,7 @@ class HandEngine:
         return out
 
     def feed_into(self, obs: Observation, out: list[Event]) -> None:
-        if self._hold is not None and not isinstance(obs, UNHELD):
+        if (self._hold is not None or self.paused) and not isinstance(obs, UNHELD):
             self._held.append(obs)       # nothing is lost: it is applied once the floor has ruled
             return
         getattr(self, "_on_" + type(obs).__name__)(obs, out)
@@ -177,6 +179,28 @@ class HandEngine:
                    needs_floor=bool(proc.options), cards=cards, substantial_action=self.substantial_action)
         if proc.options and self._hand is not None:
             self._hold = _Hold(kind, proc.rule, proc.options, seats, cards)
+
+    def _on_Pause(self, obs: Pause, out: list[Event]) -> None:
+        if obs.paused == self.paused:
+            return self._reject(out, obs.t, "pause-unchanged", f"the table is already {'paused' if obs.paused else 'running'}")
+        self.paused = obs.paused
+        self._reject(out, obs.t, "table-paused" if obs.paused else "table-resumed",
+                     (obs.reason or "by the TD") + ("; play waits" if obs.paused else ""), rule="000 §1")
+        if not obs.paused and self._hold is None:
+            held, self._held = self._held, []
+            for waiting in held:
+                self.feed_into(waiting, out)
+
+    def _on_VoidHand(self, obs: VoidHand, out: list[Event]) -> None:
+        if self._hand is None or obs.hand != self.hand_number:
+            return self._reject(out, obs.t, "no-such-hand", f"hand {obs.hand} is not in progress "
+                                f"(hand {self.hand_number} {'is' if self._hand else 'was the last'})")
+        self._reject(out, obs.t, "hand-voided", f"the TD voided hand {obs.hand}: {obs.reason}; every bet "
+                     "returned, the hand is replayed", rule="000 §1")
+        self._hold = None
+        self._held.clear()
+        self._end_hand(obs.t, out, voided=True)
+        self._replay = True
 
     def _on_Resolution(self, obs: Resolution, out: list[Event]) -> None:
         self._resolve(obs.t, obs.by, obs.decision, obs.card, out)

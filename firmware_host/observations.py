@@ -249,9 +249,31 @@ class Resolution:
             check_card(self.card)
 
 
+@dataclass(frozen=True)
+class Pause:
+    """The TD pauses (or resumes) the table: while paused, play observations wait."""
+
+    t: float
+    paused: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class VoidHand:
+    """The TD voids hand number *hand*: every bet returned, the hand replayed."""
+
+    t: float
+    hand: int
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise ObservationError("voiding a hand needs a reason")
+
+
 Observation = Union[
     CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, SeatPresence, SetLevel, MoveButton,
-    ForeignCard, WrongBackCard, DeviceFault, DeviceRecovered, CardExposed, Resolution,
+    ForeignCard, WrongBackCard, DeviceFault, DeviceRecovered, CardExposed, Resolution, Pause, VoidHand,
 ]
 
 OBSERVATION_TYPES = {cls.__name__: cls for cls in Observation.__args__}

@@ -1,5 +1,6 @@
 """tablectl, run as a user runs it."""
 import json
+import re
 import subprocess
 import sys
 
@@ -16,17 +17,20 @@ def test_help_lists_the_subcommands():
         assert command in done.stdout
 
 
-def test_demo_prints_readable_events_and_hides_hole_cards():
+def test_demo_publishes_through_a_real_broker_and_hides_hole_cards():
+    """The README's first command: Mosquitto on loopback, a recorded session, events as a subscriber sees them."""
     done = tablectl("demo", "--speed", "max")
     assert done.returncode == 0, done.stderr
     out = done.stdout
+    assert out.startswith("Mosquitto on 127.0.0.1:")
     assert "NEW HAND  button 4  SB 1  BB 2" in out
-    assert "seat 1 dealt [hidden]" in out and "dealt As" not in out
+    assert not re.search(r"seat \d+ dealt", out) and "burn before" not in out   # hole, burn cards: secure topic
     assert "premature-card [000 §39 (TDA RP-5)]" in out and "resolved by dealer" in out
     assert "four-card-flop [000 §39]" in out
-    assert "seat 2 shows Ks Kd" in out          # shown at showdown: now public
-    assert out.strip().splitlines()[-1].startswith("results:")
-    assert "dealt As" in tablectl("demo", "--speed", "max", "--secrets").stdout
+    assert "seat 2 shows Ks Kd" in out                              # shown at showdown: now public
+    assert out.strip().splitlines()[-1] == "results: seat 1: 8600  seat 2: 12000  seat 3: 10700  seat 4: 8700"
+    secure = tablectl("demo", "--speed", "max", "--secrets").stdout
+    assert "seat 1 dealt As" in secure and "burn before the flop 5c" in secure
 
 
 def test_profile_command_prints_a_builtin_profile():

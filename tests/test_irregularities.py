@@ -346,3 +346,30 @@ def test_clean_hands_raise_no_irregularity_in_any_house():
         table.confirm(), table.confirm(), table.confirm()
         assert not table.irregularities(), profile
         assert table.ended() and not table.ended().voided
+
+
+# -- TD commands: pause, void ------------------------------------------------------------------
+
+def test_td_pause_holds_play_and_resume_applies_it():
+    from firmware_host.observations import Pause
+    table = three_handed()
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.feed(Pause(table.tick(), True, "break"))
+    table.push(3, 100)
+    assert table.actions() == [] and table.engine.paused
+    table.feed(Pause(table.tick(), False))
+    assert table.actions() == [(3, "call", 100)]
+    assert [i.irregularity for i in table.irregularities()] == ["table-paused", "table-resumed"]
+
+
+def test_td_void_hand_returns_every_bet_and_replays():
+    from firmware_host.observations import VoidHand
+    table = three_handed()
+    first = started(table)[-1]
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100, 100, 100)
+    table.feed(VoidHand(table.tick(), 7, "wrong hand number"))
+    assert table.irregularities()[-1].irregularity == "no-such-hand" and table.engine.in_hand
+    table.feed(VoidHand(table.tick(), first.hand, "camera saw a marked card"))
+    assert table.irregularities()[-1].irregularity == "hand-voided"
+    assert_void_and_replay(table, first)

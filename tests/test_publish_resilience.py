@@ -1,0 +1,132 @@
+"""Nothing lost: the broker killed and restarted, the link cut for 30 s, the controller SIGKILLed mid-hand.
+Each time every event arrives, in order, once after de-duplication, and validates."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from mqtt_helpers import Broker, Proxy, Subscriber, dedupe, write_config
+from test_publish import PUB, SEC, assert_no_secret_on_public, expected_streams
+
+from firmware_host import mqtt_contract as mc
+from firmware_host.service import Service, demo_source, load_config
+
+TABLECTL = Path(sys.executable).with_name("tablectl")
+
+
+def check_complete(sub: Subscriber) -> None:
+    """Every event once after de-duplication, in order; duplicates marked replayed; all payloads valid."""
+    secure, public = expected_streams()
+    for topic, expected in ((PUB, public), (SEC, secure)):
+        got = sub.on(topic)
+        unique = dedupe(got)
+        assert [p["event"] for p in unique] == expected, topic
+        first = set()
+        for p in got:
+            if p["id"] in first:
+                assert p["replayed"], f"a duplicate not marked replayed: {p}"
+            first.add(p["id"])
+    validator = mc.Validator()
+    for topic, payload, _ in sub.messages:
+        assert validator.errors(payload) == [], (topic, payload)
+    assert_no_secret_on_public([m for m in sub.messages if not m[0].startswith(mc.SECURE_ROOT)], secure)
+
+
+def run_in_thread(service: Service, speed: float) -> threading.Thread:
+    service.feed_from(demo_source(speed))
+    thread = threading.Thread(target=service.run, kwargs={"drain_timeout": 60}, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_broker_killed_mid_stream_and_restarted_5s_later(tmp_path):
+    broker = Broker(tmp_path / "broker", persistence=True).start()
+    sub = Subscriber(broker.port, ["pokerhall/#"], client_id="observer", persistent=True)
+    service = Service(load_config(write_config(tmp_path / "c", broker.port))).start()
+    try:
+        thread = run_in_thread(service, speed=25)
+        assert sub.wait_for(lambda s: len(s.on(PUB)) >= 15, 20)
+        broker.kill()
+        killed_at = len(sub.on(SEC))
+        time.sleep(5)
+        assert service.engine.seq > killed_at            # the controller kept going
+        broker.start()
+        thread.join(60)
+        assert not thread.is_alive() and len(service.outbox) == 0
+        assert service.publisher.stats["disconnects"] >= 1
+        secure, _ = expected_streams()
+        assert sub.wait_for(lambda s: len(dedupe(s.on(SEC))) >= len(secure), 20)
+        check_complete(sub)
+    finally:
+        service.close()
+        sub.close()
+        broker.stop()
+
+
+def test_link_cut_for_30s_then_everything_arrives_in_order(tmp_path):
+    broker = Broker(tmp_path / "broker").start()
+    proxy = Proxy(broker.port)
+    sub = Subscriber(broker.port, ["pokerhall/#"])
+    service = Service(load_config(write_config(tmp_path / "c", proxy.port))).start()
+    try:
+        thread = run_in_thread(service, speed=25)
+        assert sub.wait_for(lambda s: len(s.on(PUB)) >= 15, 20)
+        proxy.cut()
+        # the broker sees the controller gone: its Last Will says offline
+        assert sub.wait_for(lambda s: any(p["status"] == "offline" for p in s.on("/status")), 10)
+        time.sleep(30)
+        assert len(service.outbox) > 0 and not service.publisher.connected.is_set()
+        proxy.restore()
+        thread.join(60)
+        assert not thread.is_alive() and len(service.outbox) == 0
+        secure, _ = expected_streams()
+        assert sub.wait_for(lambda s: len(dedupe(s.on(SEC))) >= len(secure), 20)
+        check_complete(sub)
+        statuses = [p["status"] for p in sub.on("/status")]
+        assert statuses[-1] == "online" and "offline" in statuses
+        # retained topics were republished on reconnect
+        assert len(sub.on("/birth")) >= 2
+    finally:
+        service.close()
+        proxy.close()
+        sub.close()
+        broker.stop()
+
+
+def test_controller_sigkilled_mid_hand_restarts_and_loses_nothing(tmp_path):
+    broker = Broker(tmp_path / "broker").start()
+    sub = Subscriber(broker.port, ["pokerhall/#"])
+    config = write_config(tmp_path / "c", broker.port)
+    cmd = [str(TABLECTL), "run", "--config", str(config), "--source", "demo", "--speed", "25", "--exit-at-end",
+           "--events-out", str(tmp_path / "out.jsonl")]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert sub.wait_for(lambda s: len(s.on(PUB)) >= 12, 30), first.stderr.read1() if first.poll() else ""
+        first.send_signal(signal.SIGKILL)
+        first.wait(5)
+        assert sub.wait_for(lambda s: any(p["status"] == "offline" for p in s.on("/status")), 10)
+        boot1 = sub.on("/status")[-1]["boot"]
+        second = subprocess.run(cmd, env=env, capture_output=True, timeout=60, text=True)
+        assert second.returncode == 0, second.stderr
+        secure, _ = expected_streams()
+        assert sub.wait_for(lambda s: len(dedupe(s.on(SEC))) >= len(secure), 20)
+        check_complete(sub)
+        end_of_hand_1 = next(e["seq"] for e in secure if e["kind"] == "hand-ended")
+        assert max(p["event"]["seq"] for p in sub.on(SEC) if p["boot"] == boot1) < end_of_hand_1   # mid-hand
+        boots = {p["boot"] for p in sub.on(SEC)}
+        assert boot1 in boots and len(boots) == 2
+        statuses = [(p["boot"], p["status"]) for p in sub.on("/status")]
+        assert (boot1, "offline") in statuses and statuses[-1][1] == "stopped"
+        state = sub.on("/state")[-1]["state"]
+        assert state["last_seq"] == secure[-1]["seq"] and state["hand"] == 2 and not state["in_hand"]
+    finally:
+        if first.poll() is None:
+            first.kill()
+        sub.close()
+        broker.stop()
