@@ -65,9 +65,7 @@ class CardEntered:
 
 
 @dataclass(frozen=True)
-class CardLeft:
-    """A card was no longer read in a zone (debounced by the reader driver)."""
-
+class _CardAt:
     t: float
     zone: str
     card: str
@@ -75,6 +73,11 @@ class CardLeft:
     def __post_init__(self) -> None:
         check_zone(self.zone, ("shoe", "seat", "board", "muck", "burn"))
         check_card(self.card)
+
+
+@dataclass(frozen=True)
+class CardLeft(_CardAt):
+    """A card was no longer read in a zone (debounced by the reader driver)."""
 
 
 @dataclass(frozen=True)
@@ -217,16 +220,8 @@ class DeviceRecovered:
 
 
 @dataclass(frozen=True)
-class CardExposed:
+class CardExposed(_CardAt):
     """A card seen face up where it should be face down (camera: a seat's card area or the deck)."""
-
-    t: float
-    zone: str
-    card: str
-
-    def __post_init__(self) -> None:
-        check_zone(self.zone, ("shoe", "seat", "board", "muck", "burn"))
-        check_card(self.card)
 
 
 @dataclass(frozen=True)
