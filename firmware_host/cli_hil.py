@@ -22,6 +22,7 @@ def register(commands, bench, calibrate) -> None:
     rep.add_argument("recording", help="a recording directory (docs/recording.md)")
     rep.add_argument("--speed", default="max", help="'max' (as fast as possible), 1 (real time) or N times")
     rep.add_argument("--events-out", help="write the events as JSON lines (the MQTT payloads)")
+    rep.add_argument("--broker", help="publish for real through the controller service: mqtt://HOST[:PORT]")
     rep.add_argument("--profile", help="override the recording's house profile")
     rep.add_argument("--quiet", action="store_true", help="no event lines, only the summary")
     rep.add_argument("--secrets", action="store_true", help="show hole and burn cards")
@@ -92,6 +93,8 @@ def cmd_replay(args) -> int:
             sys.stderr.write("\n")
         sys.stderr.flush()
 
+    if args.broker:
+        return _replay_to_broker(recording, args, on_event)
     long = len(recording.lines) > 2000 and sys.stderr.isatty()
     with Replay(recording, profile=args.profile) as run:
         run.run(speed=_speed(args.speed), on_event=on_event, on_progress=progress if long or args.progress else None)
@@ -103,6 +106,37 @@ def cmd_replay(args) -> int:
     print(f"replayed {recording.duration:.1f} s of table time in {time.monotonic() - started:.2f} s: "
           f"{len(events)} events, {hands} hands, {alerts} irregularities")
     return 0
+
+
+def _replay_to_broker(recording, args, on_event) -> int:
+    """The recording as the source of the real service: journal, engine, outbox, MQTT to *args.broker*."""
+    import tempfile
+    from urllib.parse import urlparse
+
+    from .replay import Replay
+    from .service import Service, parse_config
+
+    url = urlparse(args.broker)
+    if url.scheme not in ("mqtt", "tcp") or not url.hostname:
+        print(f"error: --broker: expected mqtt://HOST[:PORT], not {args.broker!r}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="tablectl-replay-") as tmp:
+        config = parse_config({"table": {"id": recording.table, "profile": args.profile or recording.profile},
+                               "broker": {"host": url.hostname, "port": url.port or 1883},
+                               "outbox": {"path": "outbox.sqlite", "max_bytes": 200_000_000},
+                               "journal": {"path": "journal.sqlite"},
+                               "commands": {"key": "replay-key-0123456789abcdef"}}, base=Path(tmp))
+        service = Service(config, on_event=on_event)
+        with Replay(recording, profile=args.profile) as replay:
+            try:
+                service.start()
+                service.feed_from(replay.stream(_speed(args.speed)))
+                service.run(until_source_ends=True)
+                left = len(service.outbox)
+            finally:
+                service.close()
+    print(f"published {service.engine.seq} events to {args.broker}" + (f"; {left} not acknowledged" if left else ""))
+    return 1 if left else 0
 
 
 def cmd_record(args) -> int:

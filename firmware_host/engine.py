@@ -572,7 +572,8 @@ class HandEngine:
             return
         if game.actor is not None and not self._close_round(obs.t, out):
             return self._premature(obs, out)
-        if not game.expects_burn:
+        if not game.expects_burn:      # 002 C.3: the card goes back on the stub, the next street's burn
+            hand.placed.pop(obs.card, None)
             return self._irregular(out, obs.t, "extra-burn", f"{obs.card} burned when no burn is due",
                                    cards=(obs.card,))
         street = ("flop", "turn", "river")[len(game.board) and len(game.board) - 2]

@@ -22,7 +22,8 @@ from drivers.shoe_sim import FAULTS, T_ACK, T_DRAW, T_FAULT, T_HEARTBEAT, T_HELL
 
 from .chips import breakdown
 from .observations import (
-    DECK, CardExposed, ChipsInZone, Declaration, MoveButton, Resolution, SeatPresence, SetLevel, to_dict,
+    DECK, CardExposed, ChipsInZone, Declaration, MoveButton, Pause, Resolution, SeatPresence, SetLevel, VoidHand,
+    to_dict,
 )
 from .recording import Recording, merge
 
@@ -238,6 +239,12 @@ class Simulator:
 
     def do_resolve(self, by: str, decision: str, card: str | None = None) -> None:
         self._hall(Resolution(round(self.t, 4), by, decision, card))
+
+    def do_void(self, hand: str, reason: str) -> None:
+        self._hall(VoidHand(round(self.t, 4), int(hand), reason))
+
+    def do_pause(self, state: str, reason: str = "") -> None:
+        self._hall(Pause(round(self.t, 4), state == "on", reason))
 
     def do_wait(self, seconds: str) -> None:
         self.t += float(seconds) - STEP

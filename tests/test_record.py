@@ -80,3 +80,34 @@ def test_tablectl_record_off_the_pi_says_what_is_missing(tmp_path):
     done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "record", str(tmp_path / "out"),
                            "--decks", str(tmp_path / "none")], capture_output=True, text=True)
     assert done.returncode == 2 and "no registered deck" in done.stderr
+
+
+def test_replay_publishes_for_real_with_broker_url(tmp_path):
+    """`tablectl replay --broker mqtt://...`: the events arrive at a subscriber of the public topic."""
+    import json
+    import subprocess
+    import sys
+
+    import paho.mqtt.client as mqtt
+
+    from firmware_host.broker import LocalMosquitto
+
+    with LocalMosquitto(tmp_path) as broker:
+        got, ready = [], threading.Event()
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="hil-viewer")
+        client.on_message = lambda c, u, m: got.append(json.loads(m.payload)["event"]["kind"])
+        client.on_subscribe = lambda *a: ready.set()
+        client.connect("127.0.0.1", broker.port)
+        client.subscribe("pokerhall/v1/table/demo-1/event", qos=1)
+        client.loop_start()
+        assert ready.wait(5)
+        recording = Path(__file__).parent / "recordings" / "normal-fold-preflop"
+        done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "replay", str(recording), "--quiet",
+                               "--broker", f"mqtt://127.0.0.1:{broker.port}"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        deadline = time.monotonic() + 5
+        while "hand-ended" not in got and time.monotonic() < deadline:
+            time.sleep(0.05)
+        client.loop_stop()
+        client.disconnect()
+    assert got[0] == "hand-started" and got[-1] == "hand-ended" and "hole-card-dealt" not in got
