@@ -15,6 +15,10 @@ def register(commands, bench, calibrate) -> None:
     run = commands.add_parser("run", help="run the table controller: observations -> engine -> MQTT")
     run.add_argument("--config", required=True, help="TOML config (see hardware/mosquitto/table.example.toml)")
     run.add_argument("--source", default="demo", choices=["demo"], help="observation source (default: demo)")
+    run.add_argument("--devices", default=None, metavar="TABLE_PROFILE",
+                     help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, console")
+    run.add_argument("--decks", default=None, help="with --devices: the deck registry directory")
+    run.add_argument("--shoe", default="/dev/ttyACM0", help="with --devices: the shoe's serial port")
     run.add_argument("--recording", default=None,
                      help="replay this recording through the drivers as the source (docs/recording.md)")
     run.add_argument("--speed", type=float, default=10.0, help="demo pace, x real time (0: flat out)")
@@ -55,26 +59,41 @@ def cmd_run(args) -> int:
             out.write(json.dumps({"topic": topic, "payload": payload}, sort_keys=True) + "\n")
             out.flush()
 
+    devices = None
+
     def on_event(event) -> None:
-        print(describe(event, show_secrets=args.secrets), flush=True)
+        if devices is not None:
+            devices.show((event,))
+        if args.print_events:
+            print(describe(event, show_secrets=args.secrets), flush=True)
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     try:
+        if args.devices:
+            devices = _open_devices(args)
         service = Service(config, on_payload=on_payload if out else None,
-                          on_event=on_event if args.print_events else None)
+                          on_event=on_event if (args.print_events or devices) else None)
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
+        if devices is not None:
+            devices.close()
         return 2
     try:
         service.start()
-        service.feed_from(_recording_source(args.recording, args.speed, service.source_done) if args.recording
-                          else demo_source(args.speed, args.loops, skip=service.source_done))
+        if devices is not None:
+            service.feed_from(devices.observations(stop.is_set))
+        elif args.recording:
+            service.feed_from(_recording_source(args.recording, args.speed, service.source_done))
+        else:
+            service.feed_from(demo_source(args.speed, args.loops, skip=service.source_done))
         service.run(until_source_ends=args.exit_at_end, stop=stop)
         left = len(service.outbox)
     finally:
         service.close()
+        if devices is not None:
+            devices.close()
         if out:
             out.close()
     if left:
@@ -82,6 +101,29 @@ def cmd_run(args) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _open_devices(args):
+    """The real devices of ``--devices`` (a table profile) with the deck registry of ``--decks``."""
+    import tomllib
+    from pathlib import Path
+
+    from calibration.deck import Registry
+    from calibration.readers import parse_readers
+    from drivers.console import load_console_pins
+    from drivers.zones import open_real
+
+    from .devices import Devices
+
+    if not args.decks:
+        raise ValueError("--devices needs --decks (the deck registry directory)")
+    table = tomllib.loads(Path(args.devices).read_text())
+    registry = Registry.from_directory(args.decks)
+    if not registry.decks:
+        raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
+    readers = parse_readers(table, args.devices)
+    return Devices(shoe_port=args.shoe, registry=registry, readers=readers, chips=open_real(readers),
+                   console_pins=load_console_pins(table, args.devices))
 
 
 def _recording_source(path: str, speed: float, skip: int):

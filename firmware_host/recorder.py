@@ -70,33 +70,9 @@ def record_session(recorder: Recorder, *, shoe_port: str, registry, readers, chi
     *readers* is the table's :class:`~calibration.readers.ReaderTable`, *chips* its MFRC522s
     (``drivers.zones.open_real``); returns the observations the drivers made live.
     """
-    from drivers.console import Console
-    from drivers.shoe import Shoe
-    from drivers.zones import ZoneReaders
+    from .devices import Devices
 
-    from .observations import DeviceFault, DeviceRecovered
-
-    seen: list[Observation] = []
-    lock = threading.Lock()
-
-    def keep(obs: Observation) -> None:
-        with lock:
-            seen.append(obs)
-
-    def from_shoe(obs: Observation) -> None:
-        if isinstance(obs, DeviceFault) and obs.fault == "disconnected":
-            recorder.shoe_event(obs.t, "unplugged", obs.detail)
-        elif isinstance(obs, DeviceRecovered) and obs.detail.startswith("opened"):
-            recorder.shoe_event(obs.t, "plugged", obs.detail)
-        keep(obs)
-
-    zone_readers = ZoneReaders(readers, chips, registry.lookup, recorder.now, record=recorder.poll)
-    poller = threading.Thread(target=zone_readers.run, args=(keep, stop), name="zone-readers", daemon=True)
-    with Shoe(shoe_port, registry, clock=recorder.now, recorder=recorder.shoe, on_observation=from_shoe), \
-            Console(console_pins, keep, clock=recorder.now, pin_factory=pin_factory, on_edge=recorder.edge):
-        poller.start()
-        while not stop():
-            time.sleep(0.05)
-        poller.join()
-    zone_readers.close()
-    return seen
+    with Devices(shoe_port=shoe_port, registry=registry, readers=readers, chips=chips, console_pins=console_pins,
+                 recorder=recorder, pin_factory=pin_factory) as devices:
+        seen = list(devices.observations(stop))
+    return seen + devices.drain()

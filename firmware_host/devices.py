@@ -1,0 +1,86 @@
+"""The table's devices, opened together: shoe, zone readers, console; one stream of observations.
+
+The service reads :meth:`Devices.observations` as its source and gives the
+engine's events back to :meth:`Devices.show` (the console's alert LED and
+buzzer). A :class:`~firmware_host.recorder.Recorder` may listen to every raw
+stream. Everything is closable; each driver releases only its own resources.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+
+from drivers.console import Console
+from drivers.shoe import Shoe
+from drivers.zones import ZoneReaders
+
+from .events import Event
+from .observations import DeviceFault, DeviceRecovered, Observation
+
+
+class Devices:
+    """Shoe on *shoe_port*, the MFRC522s *chips* of *readers*, the console on *console_pins*."""
+
+    def __init__(self, *, shoe_port: str, registry, readers, chips, console_pins, recorder=None,
+                 clock: Callable[[], float] = time.monotonic, pin_factory=None) -> None:
+        self._queue: queue.Queue[Observation] = queue.Queue()
+        self._stop = threading.Event()
+        self._recorder = recorder
+        clock = recorder.now if recorder is not None else clock
+        self.zones = ZoneReaders(readers, chips, registry.lookup, clock,
+                                 record=recorder.poll if recorder is not None else None)
+        self._poller = threading.Thread(target=self.zones.run, args=(self._queue.put, self._stop.is_set),
+                                        name="zone-readers", daemon=True)
+        self.shoe = Shoe(shoe_port, registry, clock=clock, on_observation=self._from_shoe,
+                         recorder=recorder.shoe if recorder is not None else None)
+        try:
+            self.console = Console(console_pins, self._queue.put, clock=clock, pin_factory=pin_factory,
+                                   on_edge=recorder.edge if recorder is not None else None)
+        except Exception:
+            self.shoe.close()
+            raise
+        self._poller.start()
+
+    def _from_shoe(self, obs: Observation) -> None:
+        if self._recorder is not None:
+            if isinstance(obs, DeviceFault) and obs.fault == "disconnected":
+                self._recorder.shoe_event(obs.t, "unplugged", obs.detail)
+            elif isinstance(obs, DeviceRecovered) and obs.detail.startswith("opened"):
+                self._recorder.shoe_event(obs.t, "plugged", obs.detail)
+        self._queue.put(obs)
+
+    def observations(self, stop: Callable[[], bool] = lambda: False) -> Iterator[Observation]:
+        """Every observation of every device, in arrival order, until *stop()* or :meth:`close`."""
+        while not (stop() or self._stop.is_set()):
+            try:
+                yield self._queue.get(timeout=0.05)
+            except queue.Empty:
+                continue
+
+    def drain(self) -> list[Observation]:
+        """What is waiting now, without blocking."""
+        out = []
+        while True:
+            try:
+                out.append(self._queue.get_nowait())
+            except queue.Empty:
+                return out
+
+    def show(self, events: Iterable[Event]) -> None:
+        """The engine's events, for the console's alert."""
+        self.console.show(events)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._poller.join(5)
+        self.zones.close()
+        self.shoe.close()
+        self.console.close()
+
+    def __enter__(self) -> Devices:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
