@@ -41,7 +41,7 @@ def cmd_demo(args) -> int:
     from .mqtt_contract import Topics
     from .recording import load
     from .replay import Replay
-    from .service import Service, parse_config
+    from .service import Service, local_config
 
     recording = load(CORPUS / "demo-session")
     speed = _speed(args.speed)
@@ -78,11 +78,7 @@ def cmd_demo(args) -> int:
         client.subscribe(topic, qos=1)
         client.loop_start()
         ready.wait(5)
-        config = parse_config({"table": {"id": recording.table, "profile": args.profile or recording.profile},
-                               "broker": {"host": "127.0.0.1", "port": broker.port},
-                               "outbox": {"path": "outbox.sqlite", "max_bytes": 50_000_000},
-                               "journal": {"path": "journal.sqlite"},
-                               "commands": {"key": "demo-key-0123456789abcdef"}}, base=Path(tmp))
+        config = local_config(recording.table, args.profile or recording.profile, "127.0.0.1", broker.port, tmp)
         service = Service(config)
         try:
             service.start()

@@ -114,18 +114,14 @@ def _replay_to_broker(recording, args, on_event) -> int:
     from urllib.parse import urlparse
 
     from .replay import Replay
-    from .service import Service, parse_config
+    from .service import Service, local_config
 
     url = urlparse(args.broker)
     if url.scheme not in ("mqtt", "tcp") or not url.hostname:
         print(f"error: --broker: expected mqtt://HOST[:PORT], not {args.broker!r}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="tablectl-replay-") as tmp:
-        config = parse_config({"table": {"id": recording.table, "profile": args.profile or recording.profile},
-                               "broker": {"host": url.hostname, "port": url.port or 1883},
-                               "outbox": {"path": "outbox.sqlite", "max_bytes": 200_000_000},
-                               "journal": {"path": "journal.sqlite"},
-                               "commands": {"key": "replay-key-0123456789abcdef"}}, base=Path(tmp))
+        config = local_config(recording.table, args.profile or recording.profile, url.hostname, url.port or 1883, tmp)
         service = Service(config, on_event=on_event)
         with Replay(recording, profile=args.profile) as replay:
             try:

@@ -214,6 +214,15 @@ class PublicView:
         return body
 
 
+def local_config(table: str, profile: str, host: str, port: int, base: str | Path, *,
+                 max_bytes: int = 200_000_000) -> Config:
+    """A config for a throw-away run (the demo, a replay to a broker): journal and outbox in *base*."""
+    return parse_config({"table": {"id": table, "profile": profile}, "broker": {"host": host, "port": port},
+                         "outbox": {"path": "outbox.sqlite", "max_bytes": max_bytes},
+                         "journal": {"path": "journal.sqlite"},
+                         "commands": {"key": "local-run-key-0123456789abcdef"}}, base=Path(base))
+
+
 def demo_source(speed: float = 0.0, loops: int = 1, skip: int = 0) -> Iterator:
     """The demo session's observations, *loops* times (times shifted), paced at *speed* x real time (0: flat out)."""
     from .demo import script
