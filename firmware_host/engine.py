@@ -540,7 +540,7 @@ class HandEngine:
         """Play went on before every seat had two cards: 000 §35A4, §37; 002 C.2; 003 art. 77."""
         hand = self._hand
         game = hand.game
-        if not game.expects_hole:
+        if hand.dealt == 2 * len(game.order) or not game.expects_hole:
             return False
         short = tuple(s for s in game.order if len(game.hole(s)) < 2)
         button = game.order[-1]
@@ -764,7 +764,7 @@ class HandEngine:
         if game.all_in_runout:
             while game.showdown_seat is not None:  # 000 §16: all-in hands are tabled
                 self._show(game.showdown_seat, True, t, out)
-        if game.pots_due:
+        if game.actor is None and game.pots_due:      # pots are due only once the betting is over
             for pot in game.push_pots():
                 self._award(pot, t, out)
         if game.over:
