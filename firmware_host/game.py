@@ -89,6 +89,7 @@ class Game:
         else:
             antes = ante
         self.big_blind = big_blind
+        self._ranks: dict[tuple[int, int], str] = {}
         with _strict():
             self.state: State = NoLimitTexasHoldem.create_state(
                 _AUTOMATIONS,
@@ -188,8 +189,11 @@ class Game:
 
     def rank(self, seat: int) -> str:
         """The best hand of *seat* with the board, e.g. ``'Flush (AsKsQsJs9s)'``."""
-        hand = self.state.get_hand(self.index[seat], 0, 0)
-        return "" if hand is None else str(hand)
+        key = (seat, len(self.state.board_cards))
+        if key not in self._ranks:              # hand evaluation is the dear part: once per board size
+            hand = self.state.get_hand(self.index[seat], 0, 0)
+            self._ranks[key] = "" if hand is None else str(hand)
+        return self._ranks[key]
 
     # -- acting ----------------------------------------------------------
     def deal_hole(self, seat: int, card: str) -> None:
