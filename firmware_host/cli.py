@@ -30,79 +30,92 @@ def cmd_demo(args) -> int:
     """A recorded session replayed through the drivers into the controller, published to a real
     Mosquitto on loopback; the events printed as a subscriber receives them."""
     import tempfile
-    import threading
-
-    import paho.mqtt.client as mqtt
 
     from . import events as ev
     from .broker import BrokerMissing, LocalMosquitto
     from .cli_hil import CORPUS, _speed
-    from .display import describe
-    from .mqtt_contract import Topics
     from .recording import load
-    from .replay import Replay
-    from .service import Service, local_config
 
     recording = load(CORPUS / "demo-session")
-    speed = _speed(args.speed)
+    _speed(args.speed)          # a bad --speed is refused before the broker starts
     with tempfile.TemporaryDirectory(prefix="tablectl-demo-") as tmp:
         try:
             broker = LocalMosquitto(tmp)
         except BrokerMissing as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(f"Mosquitto on 127.0.0.1:{broker.port}; replaying {recording.duration:.0f} s of a session at table "
-              f"{recording.table} (house rules {args.profile or recording.profile}) at speed {args.speed}", flush=True)
-        topics = Topics(recording.table)
-        topic = topics.secure_event if args.secrets else topics.event
-        received: list[ev.Event] = []
-        ready, lock = threading.Event(), threading.Lock()
-
-        def on_message(client, userdata, message):
-            body = json.loads(message.payload)["event"]
-            try:
-                event = ev.from_dict(body)
-            except (KeyError, TypeError, ValueError):
-                print(f"   {body.get('kind')}: {json.dumps(body, ensure_ascii=False)}", flush=True)
-                return
-            with lock:
-                if any(e.seq == event.seq for e in received):     # QoS 1: at least once
-                    return
-                received.append(event)
-            print(describe(event, show_secrets=args.secrets), flush=True)
-
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tablectl-demo-viewer")
-        client.on_message = on_message
-        client.on_subscribe = lambda *a: ready.set()
-        client.connect("127.0.0.1", broker.port)
-        client.subscribe(topic, qos=1)
-        client.loop_start()
-        ready.wait(5)
-        config = local_config(recording.table, args.profile or recording.profile, "127.0.0.1", broker.port, tmp)
-        service = Service(config)
         try:
-            service.start()
-            replay = Replay(recording)
-            service.feed_from(replay.stream(speed))
-            service.run(until_source_ends=True)
-            published = service.engine.seq
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                with lock:
-                    if sum(1 for _ in received) >= (published if args.secrets else 1) and _ended(received, service):
-                        break
-                time.sleep(0.1)
+            received = _demo_run(broker, recording, args, tmp)
         finally:
-            service.close()
-            replay.close()
-            client.loop_stop()
-            client.disconnect()
             broker.close()
     ended = [e for e in received if isinstance(e, ev.HandEnded)]
     if ended:
         last = ended[-1]
         print("results: " + "  ".join(f"seat {s}: {st}" for s, st in sorted(zip(last.seats, last.stacks))))
     return 0
+
+
+def _demo_run(broker, recording, args, tmp) -> list:
+    """The demo's session against *broker*: the service publishes, a viewer prints what it receives."""
+    import threading
+
+    import paho.mqtt.client as mqtt
+
+    from . import events as ev
+    from .cli_hil import _speed
+    from .display import describe
+    from .mqtt_contract import Topics
+    from .replay import Replay
+    from .service import Service, local_config
+
+    speed = _speed(args.speed)
+    print(f"Mosquitto on 127.0.0.1:{broker.port}; replaying {recording.duration:.0f} s of a session at table "
+          f"{recording.table} (house rules {args.profile or recording.profile}) at speed {args.speed}", flush=True)
+    topics = Topics(recording.table)
+    topic = topics.secure_event if args.secrets else topics.event
+    received: list[ev.Event] = []
+    ready, lock = threading.Event(), threading.Lock()
+
+    def on_message(client, userdata, message):
+        body = json.loads(message.payload)["event"]
+        try:
+            event = ev.from_dict(body)
+        except (KeyError, TypeError, ValueError):
+            print(f"   {body.get('kind')}: {json.dumps(body, ensure_ascii=False)}", flush=True)
+            return
+        with lock:
+            if any(e.seq == event.seq for e in received):     # QoS 1: at least once
+                return
+            received.append(event)
+        print(describe(event, show_secrets=args.secrets), flush=True)
+
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="tablectl-demo-viewer")
+    client.on_message = on_message
+    client.on_subscribe = lambda *a: ready.set()
+    client.connect("127.0.0.1", broker.port)
+    client.subscribe(topic, qos=1)
+    client.loop_start()
+    ready.wait(5)
+    config = local_config(recording.table, args.profile or recording.profile, "127.0.0.1", broker.port, tmp)
+    service = Service(config)
+    try:
+        service.start()
+        replay = Replay(recording)
+        service.feed_from(replay.stream(speed))
+        service.run(until_source_ends=True)
+        published = service.engine.seq
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with lock:
+                if sum(1 for _ in received) >= (published if args.secrets else 1) and _ended(received, service):
+                    break
+            time.sleep(0.1)
+    finally:
+        service.close()
+        replay.close()
+        client.loop_stop()
+        client.disconnect()
+    return received
 
 
 def _ended(received, service) -> bool:
