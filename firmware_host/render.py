@@ -15,6 +15,7 @@ uses, drawn at twice the size and reduced (anti-aliasing). Pure: a
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 
@@ -397,7 +398,6 @@ def calibration_shows(layout: Layout, colours: dict, seed: int = 7) -> dict[int,
 
 def write_evaluation_set(out: str, layout_path: str, scenes: int = 8, frames: int = 10, seed: int = 2026) -> None:
     """Write the fixed evaluation set: calibration pictures, scene frames (JPEG 85) and labels.json."""
-    import json
     from pathlib import Path
 
     from calibration.geometry import load_layout
@@ -417,7 +417,7 @@ def write_evaluation_set(out: str, layout_path: str, scenes: int = 8, frames: in
             labels["frames"].append({"file": name, "scene": s, "t": round(k / 10, 2),
                                      "zones": zone_truth(scene, layout, camera),
                                      "cards": [[z, up] for z, up in scene.cards]})
-    (out_dir / "labels.json").write_text(json.dumps(labels, indent=0), encoding="utf-8")
+    (out_dir / "labels.json").write_text(labels_text(labels), encoding="utf-8")
 
 
 def write_video(path: str, layout_path: str, seconds: float = 4.0, fps: int = 10, seed: int = 11) -> None:
@@ -439,3 +439,10 @@ if __name__ == "__main__":  # python -m firmware_host.render OUT_DIR LAYOUT
     import sys
     write_evaluation_set(sys.argv[1], sys.argv[2])
     write_video(f"{sys.argv[1]}/clip.mp4", sys.argv[2])
+
+
+def labels_text(labels: dict) -> str:
+    """``labels.json``: one line per frame, so a diff shows which frames changed."""
+    head = {k: v for k, v in labels.items() if k != "frames"}
+    body = ",\n".join(json.dumps(frame, separators=(",", ":")) for frame in labels["frames"])
+    return json.dumps(head, separators=(",", ":"))[:-1] + ',"frames":[\n' + body + "\n]}\n"
