@@ -268,10 +268,11 @@ class TableCalibration:
         return self.camera.project(np.array(zone.polygon))
 
     def chip_diameter_px(self, x: float, y: float) -> float:
-        """A chip's expected width in pixels lying at (x, y) on the felt."""
+        """A chip's expected width in pixels (image columns) lying at (x, y) on the felt."""
         r = self.layout.chip_diameter / 2
-        uv = self.camera.project(np.array([[x - r, y, 0.0], [x + r, y, 0.0]]))
-        return float(np.linalg.norm(uv[1] - uv[0]))
+        a = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+        uv = self.camera.project(np.column_stack([x + r * np.cos(a), y + r * np.sin(a), np.zeros(32)]))
+        return float(np.ptp(uv[:, 0]))
 
     def to_dict(self) -> dict:
         return {"kind": "table-calibration", "layout": self.layout.source, "camera": self.camera.to_dict(),
