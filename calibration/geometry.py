@@ -12,6 +12,7 @@ Pinned: OpenCV >= 4.7 (``cv2.aruco.ArucoDetector``); tested with 5.0.0.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import tomllib
 from dataclasses import dataclass
@@ -21,8 +22,8 @@ import cv2
 import numpy as np
 
 __all__ = [
-    "CalibrationError", "CameraModel", "Layout", "LayoutError", "Marker", "TableCalibration", "Zone",
-    "calibrate_table", "detect_markers", "draw_calibration", "load_calibration", "load_layout",
+    "CalibrationError", "CameraModel", "CameraMount", "Layout", "LayoutError", "Marker", "TableCalibration", "Zone",
+    "calibrate_table", "detect_markers", "draw_calibration", "intrusions", "load_calibration", "load_layout",
 ]
 
 ZONE_KINDS = ("bet", "pot", "cards")
@@ -70,8 +71,30 @@ class Zone:
 
 
 @dataclass(frozen=True)
+class CameraMount:
+    """A chip camera as installed: its name, nominal pose and lens, its white reference
+    patch on the felt and the zones it counts (each zone is counted by exactly one camera).
+
+    The pose is nominal (the mount drawing, and the renderer's camera): ``calibrate table``
+    measures the real one from the markers.
+    """
+
+    name: str
+    position: tuple[float, float, float]
+    aim: tuple[float, float, float]
+    focal_px: float
+    size: tuple[int, int]
+    reference: tuple[tuple[float, float], ...]
+    zones: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Layout:
-    """The table as the camera knows it: felt, chip size, markers, reference patch, zones."""
+    """The table as the cameras know it: felt, chip size, markers, cameras, zones.
+
+    A *view* (:meth:`view`) is the layout as one camera sees it: only its zones, its
+    reference patch in ``reference``; the full layout has every zone and ``reference`` None.
+    """
 
     name: str
     width: float
@@ -81,10 +104,32 @@ class Layout:
     chip_thickness: float
     max_stack: int
     dictionary: str
-    reference: tuple[tuple[float, float], ...]
+    reference: tuple[tuple[float, float], ...] | None
     markers: tuple[Marker, ...]
     zones: tuple[Zone, ...]
     source: dict
+    cameras: tuple[CameraMount, ...] = ()
+    camera: str | None = None  # the camera of a view
+
+    def mount(self, name: str | None = None) -> CameraMount:
+        """The camera *name* (or, when None, the view's camera or the only one)."""
+        name = name or self.camera
+        if name is None:
+            if len(self.cameras) == 1:
+                return self.cameras[0]
+            raise LayoutError(self.name or "<layout>", "cameras",
+                              f"name a camera: {', '.join(c.name for c in self.cameras)}")
+        for mount in self.cameras:
+            if mount.name == name:
+                return mount
+        raise LayoutError(self.name or "<layout>", "cameras",
+                          f"no camera {name!r} (cameras: {', '.join(c.name for c in self.cameras)})")
+
+    def view(self, name: str | None = None) -> "Layout":
+        """The layout as camera *name* sees it: its zones and its reference patch."""
+        mount = self.mount(name)
+        zones = tuple(z for z in self.zones if z.name in mount.zones)
+        return dataclasses.replace(self, zones=zones, reference=mount.reference, camera=mount.name)
 
     def zone(self, name: str) -> Zone:
         for zone in self.zones:
@@ -119,10 +164,10 @@ def _number(file: str, table: dict, section: str, key: str, kind=float, positive
 
 def parse_layout(data: dict, file: str = "<layout>") -> Layout:
     """Check and build a :class:`Layout` from its TOML data; errors name the bad key."""
-    for section in ("table", "chip", "aruco", "reference", "markers", "zones"):
+    for section in ("table", "chip", "aruco", "markers", "zones", "cameras"):
         if section not in data:
             raise LayoutError(file, section, "missing")
-    known = {"table", "chip", "aruco", "reference", "markers", "zones"}
+    known = {"table", "chip", "aruco", "markers", "zones", "cameras"}
     for key in data:
         if key not in known:
             raise LayoutError(file, key, "unknown section")
@@ -163,11 +208,55 @@ def parse_layout(data: dict, file: str = "<layout>") -> Layout:
         chip_diameter=_number(file, chip, "chip", "diameter_mm"),
         chip_thickness=_number(file, chip, "chip", "thickness_mm"),
         max_stack=_number(file, chip, "chip", "max_stack", kind=int),
-        dictionary=dictionary, reference=_polygon(file, "reference.polygon", data["reference"].get("polygon")),
+        dictionary=dictionary, reference=None,
         markers=tuple(markers), zones=tuple(zones), source=data,
+        cameras=_cameras(file, data["cameras"], zones),
     )
     _check_overlaps(file, layout)
     return layout
+
+
+def _triple(file: str, key: str, value) -> tuple[float, float, float]:
+    if (not isinstance(value, list) or len(value) != 3
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        raise LayoutError(file, key, f"expected [x, y, z] in mm, not {value!r}")
+    return tuple(float(v) for v in value)
+
+
+def _cameras(file: str, data, zones: list[Zone]) -> tuple[CameraMount, ...]:
+    """The ``[[cameras]]``: every chip and card zone is counted by exactly one of them."""
+    if not isinstance(data, list) or not data:
+        raise LayoutError(file, "cameras", "at least one [[cameras]] is needed")
+    mounts, owner = [], {}
+    names = {z.name for z in zones}
+    for i, c in enumerate(data):
+        key = f"cameras[{i}]"
+        name = c.get("name")
+        if not isinstance(name, str) or not name:
+            raise LayoutError(file, f"{key}.name", "missing")
+        size = c.get("size_px", [1280, 720])
+        if (not isinstance(size, list) or len(size) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
+            raise LayoutError(file, f"{key}.size_px", f"expected [width, height] in pixels, not {size!r}")
+        listed = c.get("zones")
+        if not isinstance(listed, list) or not listed or not all(isinstance(z, str) for z in listed):
+            raise LayoutError(file, f"{key}.zones", "expected a list of zone names")
+        for zone in listed:
+            if zone not in names:
+                raise LayoutError(file, f"{key}.zones", f"no zone {zone!r}")
+            if zone in owner:
+                raise LayoutError(file, f"{key}.zones", f"zone {zone} is already counted by camera {owner[zone]}")
+            owner[zone] = name
+        mounts.append(CameraMount(
+            name, _triple(file, f"{key}.position_mm", c.get("position_mm")),
+            _triple(file, f"{key}.aim_mm", c.get("aim_mm")), _number(file, c, key, "focal_px"),
+            (size[0], size[1]), _polygon(file, f"{key}.reference", c.get("reference")), tuple(listed)))
+    if len({m.name for m in mounts}) != len(mounts):
+        raise LayoutError(file, "cameras", "camera names must be unique")
+    unseen = sorted(names - set(owner))
+    if unseen:
+        raise LayoutError(file, "cameras", f"no camera counts zone(s) {', '.join(unseen)}")
+    return tuple(mounts)
 
 
 def _check_overlaps(file: str, layout: Layout) -> None:
@@ -275,7 +364,8 @@ class TableCalibration:
         return float(np.ptp(uv[:, 0]))
 
     def to_dict(self) -> dict:
-        return {"kind": "table-calibration", "layout": self.layout.source, "camera": self.camera.to_dict(),
+        return {"kind": "table-calibration", "layout": self.layout.source, "camera_name": self.layout.camera,
+                "camera": self.camera.to_dict(),
                 "image_size": list(self.image_size), "markers_seen": list(self.markers_seen),
                 "rms_px": self.rms_px}
 
@@ -288,7 +378,8 @@ def load_calibration(path: str | Path) -> TableCalibration:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if data.get("kind") != "table-calibration":
         raise CalibrationError(f"{path}: not a table calibration file")
-    return TableCalibration(parse_layout(data["layout"], str(path)), CameraModel.from_dict(data["camera"]),
+    layout = parse_layout(data["layout"], str(path)).view(data.get("camera_name"))
+    return TableCalibration(layout, CameraModel.from_dict(data["camera"]),
                             tuple(data["image_size"]), tuple(data["markers_seen"]), float(data["rms_px"]))
 
 
@@ -303,8 +394,13 @@ def detect_markers(image: np.ndarray, layout: Layout) -> dict[int, np.ndarray]:
     return {int(i): c.reshape(4, 2) for c, i in zip(corners, ids.reshape(-1)) if int(i) in known}
 
 
-def calibrate_table(image: np.ndarray, layout: Layout, max_rms_px: float = 2.0) -> TableCalibration:
-    """The camera's pose and focal length from the markers seen in *image*."""
+def calibrate_table(image: np.ndarray, layout: Layout, camera: str | None = None,
+                    max_rms_px: float = 2.0) -> TableCalibration:
+    """Camera *camera*'s pose and focal length from the markers seen in *image* (its picture).
+
+    The calibration holds the layout as that camera sees it (:meth:`Layout.view`).
+    """
+    layout = layout.view(camera)
     found = detect_markers(image, layout)
     if len(found) < 3:
         raise CalibrationError(f"only {len(found)} of the {len(layout.markers)} markers seen "
@@ -325,6 +421,31 @@ def calibrate_table(image: np.ndarray, layout: Layout, max_rms_px: float = 2.0) 
     return TableCalibration(layout, camera, (w, h), tuple(sorted(found)), float(rms))
 
 
+def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:
+    """(zone, what) pairs where a marker's quiet zone or a reference patch lies in the image
+    space a chip zone's tallest stack takes, in this camera's view: a stack there would merge
+    with it (the layout must move the marker)."""
+    lay, cam = calib.layout, calib.camera
+    statics = [(f"marker {m.id}", np.array([[m.x - q, m.y - q], [m.x + q, m.y - q], [m.x + q, m.y + q],
+                                            [m.x - q, m.y + q]])) for m in lay.markers for q in [0.75 * m.size]]
+    statics += [(f"reference patch of camera {c.name}", np.array(c.reference)) for c in lay.cameras]
+    out = []
+    for zone in lay.zones:
+        if zone.kind not in ("bet", "pot"):
+            continue
+        poly = np.array(zone.polygon)
+        top = np.hstack([poly, np.full((len(poly), 1), lay.max_stack * lay.chip_thickness)])
+        space = cv2.convexHull(np.vstack([cam.project(poly), cam.project(top)]).astype(np.float32)).reshape(-1, 2)
+        for what, pts in statics:
+            depth = (cam.R @ np.hstack([pts, np.zeros((len(pts), 1))]).T + cam.tvec).reshape(3, -1)[2]
+            if (depth <= 0).any():
+                continue  # behind the camera
+            hull = cv2.convexHull(cam.project(pts).astype(np.float32)).reshape(-1, 2)
+            if cv2.intersectConvexConvex(space, hull)[0] > 1.0:
+                out.append((zone.name, what))
+    return out
+
+
 COLOURS = {"bet": (0, 220, 255), "pot": (255, 200, 0), "cards": (255, 255, 255)}
 
 
@@ -334,16 +455,17 @@ def draw_calibration(image: np.ndarray, calib: TableCalibration) -> np.ndarray:
     for zone in calib.layout.zones:
         pts = calib.zone_pixels(zone).round().astype(np.int32)
         cv2.polylines(out, [pts], True, COLOURS[zone.kind], 2, cv2.LINE_AA)
-        x, y = pts.min(axis=0)
-        cv2.putText(out, zone.name, (int(x), int(y) - 4), cv2.FONT_HERSHEY_SIMPLEX, 0.45, COLOURS[zone.kind], 1,
-                    cv2.LINE_AA)
-    ref = calib.camera.project(np.array(calib.layout.reference)).round().astype(np.int32)
+        (tw, th), _ = cv2.getTextSize(zone.name, cv2.FONT_HERSHEY_SIMPLEX, 0.45, 1)
+        x, y = pts.mean(axis=0)
+        cv2.putText(out, zone.name, (int(x - tw / 2), int(y + th / 2)), cv2.FONT_HERSHEY_SIMPLEX, 0.45,
+                    COLOURS[zone.kind], 1, cv2.LINE_AA)
+    ref = calib.camera.project(np.array(calib.layout.reference)).round().astype(np.int32)  # a view's patch
     cv2.polylines(out, [ref], True, (255, 0, 255), 2, cv2.LINE_AA)
     for marker in calib.layout.markers:
         pts = calib.camera.project(marker.corners()).round().astype(np.int32)
         colour = (0, 255, 0) if marker.id in calib.markers_seen else (0, 0, 255)
         cv2.polylines(out, [pts], True, colour, 2, cv2.LINE_AA)
-    cv2.putText(out, f"markers {len(calib.markers_seen)}/{len(calib.layout.markers)}  rms {calib.rms_px:.2f} px  "
+    cv2.putText(out, f"camera {calib.layout.camera}: markers {list(calib.markers_seen)}  rms {calib.rms_px:.2f} px  "
                 f"f {calib.camera.K[0, 0]:.0f} px", (10, 24), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (255, 255, 255), 2,
                 cv2.LINE_AA)
     return out

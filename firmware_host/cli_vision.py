@@ -6,6 +6,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 LAYOUT = REPO / "hardware/camera/table8.toml"
 DATA = REPO / "tests/data/vision"
@@ -19,27 +21,59 @@ def _read(path: str):
     return image
 
 
+def _camera(args):
+    """The layout and the camera's name (``--camera``, default the layout's first camera)."""
+    from calibration.geometry import load_layout
+    layout = load_layout(args.layout)
+    name = args.camera or layout.cameras[0].name
+    layout.mount(name)  # LayoutError naming the cameras if there is no such camera
+    return layout, name
+
+
+def expected_markers(layout, name: str) -> list[int]:
+    """The markers camera *name* should see from its nominal mount (whole, in the picture)."""
+    from .render import mount_camera
+    camera, (w, h) = mount_camera(layout, name), layout.mount(name).size
+    out = []
+    for marker in layout.markers:
+        uv = camera.project(np.hstack([marker.corners(), np.zeros((4, 1))]))
+        if (uv >= 0).all() and (uv[:, 0] < w).all() and (uv[:, 1] < h).all():
+            out.append(marker.id)
+    return out
+
+
 def cmd_calibrate_table(args) -> int:
     """Markers -> camera; writes the calibration file and the annotated picture."""
     import cv2
 
-    from calibration.geometry import CalibrationError, LayoutError, calibrate_table, draw_calibration, load_layout
+    from calibration.geometry import CalibrationError, LayoutError, calibrate_table, draw_calibration, intrusions
     try:
-        layout = load_layout(args.layout)
-        calib = calibrate_table(_read(args.image), layout)
+        layout, name = _camera(args)
+        image = _read(args.image or DATA / f"table_{name}.jpg")
+        calib = calibrate_table(image, layout, name)
     except (LayoutError, CalibrationError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    calib.save(args.out)
-    cv2.imwrite(args.picture, draw_calibration(_read(args.image), calib))
-    print(f"markers seen: {len(calib.markers_seen)}/{len(layout.markers)} {list(calib.markers_seen)}")
+    out = args.out or f"camera-{name}-table.json"
+    picture = args.picture or f"camera-{name}-table.jpg"
+    calib.save(out)
+    cv2.imwrite(picture, draw_calibration(image, calib))
+    expected = expected_markers(layout, name)
+    missing = sorted(set(expected) - set(calib.markers_seen))
+    print(f"camera {name}: markers seen: {len(calib.markers_seen)}/{len(expected)} {list(calib.markers_seen)}"
+          + (f"  (expected but not seen: {missing}: covered or dirty?)" if missing else ""))
     print(f"reprojection: {calib.rms_px:.2f} px   focal: {calib.camera.K[0, 0]:.0f} px   "
           f"camera at {', '.join(f'{c:.0f}' for c in calib.camera.position())} mm")
-    for zone in layout.zones:
+    for zone in calib.layout.zones:
         if zone.kind in ("bet", "pot"):
             x, y = [sum(c) / len(c) for c in zip(*zone.polygon)]
-            print(f"  {zone.name:6} chip {calib.chip_diameter_px(x, y):5.1f} px wide")
-    print(f"wrote {args.out} and {args.picture}")
+            a, b = calib.camera.project(np.array([[x, y, 0.0], [x, y, 10 * layout.chip_thickness]]))
+            print(f"  {zone.name:6} chip {calib.chip_diameter_px(x, y):5.1f} px wide, "
+                  f"{(a[1] - b[1]) / 10:.2f} px per chip layer")
+    for zone, what in intrusions(calib):
+        print(f"warning: {what} lies behind zone {zone} in this camera's view: a tall stack there would "
+              f"merge with it; move it in {args.layout}", file=sys.stderr)
+    print(f"wrote {out} and {picture}")
     return 0
 
 
@@ -64,6 +98,10 @@ def cmd_calibrate_chips(args) -> int:
     except (OSError, ValueError) as exc:
         print(f"error: {exc} (run `tablectl calibrate table` first)", file=sys.stderr)
         return 2
+    name = calib.layout.camera
+    if not args.show:
+        shows = sorted(DATA.glob(f"chips_{name}_*.jpg"), key=lambda p: int(p.stem.split("_")[-1]))
+        args.show = [f"{p.stem.split('_')[-1]}={p}" for p in shows]
     shows = dict(_parse_show(s) for s in args.show)
     expected = {c.value for c in _profile(args.profile).chips} if args.profile else set(shows)
     if set(shows) != expected:
@@ -79,7 +117,8 @@ def cmd_calibrate_chips(args) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    models.save(args.out)
+    out = args.out or f"camera-{name}-chips.json"
+    models.save(out)
     counter = vision.Counter(calib, models)
     sheet = []
     for value, image in sorted(images.items()):
@@ -100,10 +139,11 @@ def cmd_calibrate_chips(args) -> int:
         sheet.append(cv2.resize(picture, (640, 360), interpolation=cv2.INTER_AREA))
     if len(sheet) % 2:
         sheet.append(sheet[0] * 0)
-    cv2.imwrite(args.picture, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
+    picture = args.picture or f"camera-{name}-chips.jpg"
+    cv2.imwrite(picture, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
     print("edge bias (px a single chip's silhouette measures beyond its geometry): "
           + ", ".join(f"{v}: {b:+.2f}" for v, b in sorted(models.edge_bias.items())))
-    print(f"wrote {args.out} and {args.picture}")
+    print(f"camera {name}: wrote {out} and {picture}")
     return 0
 
 
@@ -117,11 +157,12 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     from . import vision
     labels = json.loads((data / "labels.json").read_text())
     layout = load_layout(LAYOUT)
-    calib = calibrate_table(_read(data / "table.jpg"), layout)
     values = sorted(int(v) for v in labels["colours"])
-    shows = {v: _read(data / f"chips_{v}.jpg") for v in values}
-    models = vision.learn_chips(calib, shows)
-    counter = vision.Counter(calib, models)
+    calibs, counters, models = {}, {}, {}
+    for name in labels["cameras"]:  # each camera calibrated on its own pictures, as installed
+        calibs[name] = calibrate_table(_read(data / f"table_{name}.jpg"), layout, name)
+        models[name] = vision.learn_chips(calibs[name], {v: _read(data / f"chips_{name}_{v}.jpg") for v in values})
+        counters[name] = vision.Counter(calibs[name], models[name])
     images = [_read(data / f["file"]) for f in labels["frames"]]
 
     exact = visible = occluded_ok = occluded = wrong_stable = uncertain = emitted = emitted_right = 0
@@ -130,9 +171,9 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     confusion = {t: {p: 0 for p in values + ["none"]} for t in values}
     stability, previous, scene = None, None, None
     for frame, image in zip(labels["frames"], images):
-        if frame["scene"] != scene:
-            scene, stability, previous = frame["scene"], vision.Stability(frames), None
-        result = counter.count(image, previous)
+        if (frame["camera"], frame["scene"]) != scene:
+            scene, stability, previous = (frame["camera"], frame["scene"]), vision.Stability(frames), None
+        result = counters[frame["camera"]].count(image, previous)
         observations = {o.zone: o for o in stability.feed(frame["t"], result)}
         previous = image
         for name, truth in frame["zones"].items():
@@ -164,8 +205,8 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     passes = []
     for _ in range(3):  # the median of three passes over the frames
         start, previous = time.perf_counter(), None
-        for image in images:
-            counter.count(image, previous)
+        for frame, image in zip(labels["frames"], images):
+            counters[frame["camera"]].count(image, previous)
             previous = image
         passes.append((time.perf_counter() - start) / len(images))
     per_frame = sorted(passes)[1]
@@ -183,15 +224,17 @@ def evaluate(data: Path, frames: int = 3) -> dict:
         "cards_share": round(cards_right / max(cards, 1), 4),
         "fps_per_core": round(1 / per_frame, 1), "ms_per_frame": round(per_frame * 1000, 2),
         "confusion": {str(t): {str(p): n for p, n in row.items()} for t, row in confusion.items()},
-        "calibration_rms_px": round(calib.rms_px, 3),
-        "edge_bias_px": {str(v): round(b, 3) for v, b in sorted(models.edge_bias.items())},
+        "cameras": list(labels["cameras"]),
+        "calibration_rms_px": {n: round(c.rms_px, 3) for n, c in calibs.items()},
+        "edge_bias_px": {n: {str(v): round(b, 3) for v, b in sorted(m.edge_bias.items())} for n, m in models.items()},
     }
 
 
 def cmd_bench_vision(args) -> int:
     figures = evaluate(Path(args.data), args.frames)
     f = figures
-    print(f"evaluation set:        {f['frames']} frames 1280x720, {f['zone_frames_visible']} visible zone-frames, "
+    print(f"evaluation set:        {f['frames']} frames 1280x720 from {len(f['cameras'])} cameras "
+          f"({', '.join(f['cameras'])}), {f['zone_frames_visible']} visible zone-frames, "
           f"{f['zone_frames_occluded']} with an arm over the zone")
     print(f"amount exact, 1 frame: {f['exact_share']:.2%}  (low confidence: {f['uncertain_share']:.2%};"
           f" wrong and confident: {f['wrong_share']:.2%})")
@@ -214,31 +257,25 @@ def cmd_bench_vision(args) -> int:
 
 def register(commands, bench, calibrate) -> None:
     """Add this module's sub-commands to the ``tablectl`` parsers."""
-    table = calibrate.add_parser("table", help="camera geometry from the ArUco markers on the felt")
-    table.add_argument("--image", default=str(DATA / "table.jpg"), help="picture of the table")
+    table = calibrate.add_parser("table", help="a camera's geometry from the ArUco markers on the felt")
+    table.add_argument("--camera", help="camera name in the layout (default: the first)")
+    table.add_argument("--image", help="picture of the table from that camera (default: the committed one)")
     table.add_argument("--layout", default=str(LAYOUT), help="zone layout TOML (table mm)")
-    table.add_argument("--out", default="camera-table.json")
-    table.add_argument("--picture", default="camera-table.jpg", help="annotated picture for the installer")
+    table.add_argument("--out", help="calibration file (default camera-NAME-table.json)")
+    table.add_argument("--picture", help="annotated picture for the installer (default camera-NAME-table.jpg)")
     table.set_defaults(func=cmd_calibrate_table)
 
     chips = calibrate.add_parser("chips", help="colour model per denomination, from one picture of each")
-    chips.add_argument("--table", default="camera-table.json", help="file written by `calibrate table`")
+    chips.add_argument("--table", default="camera-right-table.json", help="file written by `calibrate table`")
     chips.add_argument("--show", action="append", metavar="VALUE=IMAGE",
-                       default=None, help="a picture of chips of VALUE in the zone (repeat per denomination)")
-    chips.add_argument("--zone", default="pot")
+                       default=None, help="a picture of chips of VALUE in the zones (repeat per denomination)")
+    chips.add_argument("--zone", default=None, help="read the felt's colour in this zone (default: every chip zone)")
     chips.add_argument("--profile", default="004", help="house profile whose chip set must be shown ('' = any)")
-    chips.add_argument("--out", default="camera-chips.json")
-    chips.add_argument("--picture", default="camera-chips.jpg")
-    chips.set_defaults(func=_chips_defaults)
+    chips.add_argument("--out", help="colour file (default camera-NAME-chips.json)")
+    chips.add_argument("--picture", help="contact sheet (default camera-NAME-chips.jpg)")
+    chips.set_defaults(func=cmd_calibrate_chips)
 
     vision = bench.add_parser("vision", help="chip counting on the committed evaluation set")
     vision.add_argument("--data", default=str(DATA))
     vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
     vision.set_defaults(func=cmd_bench_vision)
-
-
-def _chips_defaults(args) -> int:
-    if not args.show:
-        shows = sorted(DATA.glob("chips_*.jpg"), key=lambda p: int(p.stem.split("_")[1]))
-        args.show = [f"{p.stem.split('_')[1]}={p}" for p in shows]
-    return cmd_calibrate_chips(args)

@@ -24,7 +24,7 @@ import numpy as np
 
 from calibration.geometry import CameraModel, Layout
 
-__all__ = ["CHIP_COLOURS", "FELT", "HOUSE_004", "Arm", "Scene", "Stack", "apart", "calibration_shows", "default_camera",
+__all__ = ["CHIP_COLOURS", "FELT", "HOUSE_004", "Arm", "Scene", "Stack", "apart", "calibration_shows", "mount_camera",
            "random_scene", "render", "sequence", "write_evaluation_set", "write_video", "zone_truth"]
 
 CHIP_COLOURS = {  # BGR face colours of the common colour names (profile ``chips[].colour``)
@@ -76,9 +76,10 @@ class Scene:
     colours: dict = field(default_factory=dict)  # value -> colour name
 
 
-def default_camera(size=(1280, 720)) -> CameraModel:
-    """The chip camera of the rendered table: above the dealer, looking across the felt."""
-    return CameraModel.looking_at((0.0, -1050.0, 1250.0), (0.0, 60.0, 0.0), 0.62 * size[0], size)
+def mount_camera(layout: Layout, name: str | None = None) -> CameraModel:
+    """The camera *name* of the layout (the view's camera when None) as mounted: its nominal pose and lens."""
+    mount = layout.mount(name)
+    return CameraModel.looking_at(mount.position, mount.aim, mount.focal_px, mount.size)
 
 
 def _felt_outline(layout: Layout, n: int = 24) -> np.ndarray:
@@ -210,7 +211,8 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size=(1280, 720), 
     rail = outline * (1 + 90 / min(layout.width, layout.depth))
     _fill(img, camera, rail, RAIL, convex=False)
     _fill(img, camera, outline, FELT, convex=False)
-    _fill(img, camera, np.array(layout.reference), (235, 235, 235))
+    for mount in layout.cameras:  # every camera's white reference patch
+        _fill(img, camera, np.array(mount.reference), (235, 235, 235))
     for marker in layout.markers:
         quiet = Marker_quiet(marker)
         _fill(img, camera, quiet, (240, 240, 240))
@@ -299,7 +301,7 @@ def random_scene(rng: np.random.Generator, layout: Layout, colours: dict, max_st
         for x, y in _place(rng, zone, n, r, []):
             count = int(min(max_stack, 1 + rng.geometric(0.25)))
             stacks.append(Stack(round(x, 1), round(y, 1), int(rng.choice(values)), count))
-    stacks = list(apart(stacks, layout, camera or default_camera()))
+    stacks = list(apart(stacks, layout, camera or mount_camera(layout)))
     cards = tuple((z.name, bool(rng.random() < 0.3)) for z in layout.zones
                   if z.kind == "cards" and rng.random() < 0.5)
     level = rng.uniform(0.7, 1.25)
@@ -368,7 +370,7 @@ def sequence(rng: np.random.Generator, layout: Layout, colours: dict, frames: in
     spot = _place(rng, first, 1, layout.chip_diameter / 2, taken)
     after = apart(base.stacks + ((Stack(round(spot[0][0], 1), round(spot[0][1], 1),
                                         int(rng.choice(sorted(colours))), int(rng.integers(1, 8))),) if spot else ()),
-                  layout, default_camera())
+                  layout, mount_camera(layout))
     arms = {3: _arm_over(rng, first, 0.75), 4: _arm_over(rng, first, 1.0), 5: _arm_over(rng, first, 0.9),
             7: _arm_over(rng, second, 1.0)}
     scenes = []
@@ -384,48 +386,64 @@ HOUSE_004 = {50: "grey", 100: "red", 200: "green", 500: "blue", 1000: "black", 2
 
 
 def calibration_shows(layout: Layout, colours: dict, seed: int = 7) -> dict[int, Scene]:
-    """One scene per denomination: single chips of it, four in the pot and one in each bet zone."""
+    """One scene per denomination: single chips of it in the camera's chip zones (four in
+    the pot, two in each bet zone), as the camera sees them apart."""
     rng = np.random.default_rng(seed)
+    camera = mount_camera(layout)
+    spots = []
+    for zone in layout.zones:
+        cx, cy = np.mean(zone.polygon, axis=0).round(1)
+        if zone.kind == "pot":
+            spots += [(cx - 120, cy - 40), (cx - 40, cy + 40), (cx + 50, cy - 40), (cx + 130, cy + 40)]
+        elif zone.kind == "bet":
+            spots += [(cx - 40, cy), (cx + 40, cy)]
     shows = {}
     for value in sorted(colours):
-        spots = [(-120, -190), (-40, -110), (50, -190), (130, -110)]
-        spots += [tuple(np.mean(z.polygon, axis=0).round(1)) for z in layout.zones if z.kind == "bet"]
-        stacks = tuple(Stack(float(x), float(y), value, 1) for x, y in spots)
+        stacks = apart([Stack(float(x), float(y), value, 1) for x, y in spots], layout, camera)
         light = tuple(float(g) for g in rng.uniform(0.9, 1.1, 3))
         shows[value] = Scene(stacks=stacks, light=light, colours=dict(colours), noise=2.5)
     return shows
 
 
 def write_evaluation_set(out: str, layout_path: str, scenes: int = 8, frames: int = 10, seed: int = 2026) -> None:
-    """Write the fixed evaluation set: calibration pictures, scene frames (JPEG 85) and labels.json."""
+    """Write the fixed evaluation set, per camera: its calibration pictures (``table_<camera>.jpg``,
+    ``chips_<camera>_<value>.jpg``), *scenes* scenes of *frames* frames (JPEG 85) and ``labels.json``."""
     from pathlib import Path
 
     from calibration.geometry import load_layout
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    layout, camera = load_layout(layout_path), default_camera()
+    full = load_layout(layout_path)
     jpeg = [cv2.IMWRITE_JPEG_QUALITY, 85]
-    cv2.imwrite(str(out_dir / "table.jpg"), render(Scene(colours=HOUSE_004), layout, camera, seed=1), jpeg)
-    for value, scene in calibration_shows(layout, HOUSE_004).items():
-        cv2.imwrite(str(out_dir / f"chips_{value}.jpg"), render(scene, layout, camera, seed=value), jpeg)
     rng = np.random.default_rng(seed)
-    labels = {"colours": {str(v): c for v, c in HOUSE_004.items()}, "frames_per_scene": frames, "frames": []}
-    for s in range(scenes):
-        for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
-            name = f"s{s:02d}_f{k}.jpg"
-            cv2.imwrite(str(out_dir / name), render(scene, layout, camera, seed=1000 * s + k), jpeg)
-            labels["frames"].append({"file": name, "scene": s, "t": round(k / 10, 2),
-                                     "zones": zone_truth(scene, layout, camera),
-                                     "cards": [[z, up] for z, up in scene.cards]})
+    labels = {"colours": {str(v): c for v, c in HOUSE_004.items()}, "frames_per_scene": frames,
+              "cameras": [c.name for c in full.cameras], "frames": []}
+    for c, mount in enumerate(full.cameras):
+        layout = full.view(mount.name)
+        camera = mount_camera(layout)
+        cv2.imwrite(str(out_dir / f"table_{mount.name}.jpg"), render(Scene(colours=HOUSE_004), layout, camera, seed=1),
+                    jpeg)
+        for value, scene in calibration_shows(layout, HOUSE_004).items():
+            cv2.imwrite(str(out_dir / f"chips_{mount.name}_{value}.jpg"), render(scene, layout, camera, seed=value),
+                        jpeg)
+        for s in range(scenes):
+            for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
+                name = f"{mount.name}_s{s:02d}_f{k}.jpg"
+                cv2.imwrite(str(out_dir / name), render(scene, layout, camera, seed=100000 * c + 1000 * s + k), jpeg)
+                labels["frames"].append({"file": name, "camera": mount.name, "scene": s, "t": round(k / 10, 2),
+                                         "zones": zone_truth(scene, layout, camera),
+                                         "cards": [[z, up] for z, up in scene.cards]})
     (out_dir / "labels.json").write_text(labels_text(labels), encoding="utf-8")
 
 
-def write_video(path: str, layout_path: str, seconds: float = 4.0, fps: int = 10, seed: int = 11) -> None:
-    """A short clip (mp4v): chips at rest, an arm reaching in, a bet added (for the HIL suite)."""
+def write_video(path: str, layout_path: str, camera_name: str = "right", seconds: float = 4.0, fps: int = 10,
+                seed: int = 11) -> None:
+    """A short clip (mp4v) from one camera: chips at rest, an arm reaching in, a bet added."""
     from calibration.geometry import load_layout
-    layout, camera = load_layout(layout_path), default_camera()
+    layout = load_layout(layout_path).view(camera_name)
+    camera = mount_camera(layout)
     frames = int(seconds * fps)
-    writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"mp4v"), fps, (1280, 720))
+    writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"mp4v"), fps, layout.mount().size)
     if not writer.isOpened():
         raise RuntimeError(f"OpenCV cannot write mp4v to {path}")
     try:
@@ -435,14 +453,14 @@ def write_video(path: str, layout_path: str, seconds: float = 4.0, fps: int = 10
         writer.release()
 
 
-if __name__ == "__main__":  # python -m firmware_host.render OUT_DIR LAYOUT
-    import sys
-    write_evaluation_set(sys.argv[1], sys.argv[2])
-    write_video(f"{sys.argv[1]}/clip.mp4", sys.argv[2])
-
-
 def labels_text(labels: dict) -> str:
     """``labels.json``: one line per frame, so a diff shows which frames changed."""
     head = {k: v for k, v in labels.items() if k != "frames"}
     body = ",\n".join(json.dumps(frame, separators=(",", ":")) for frame in labels["frames"])
     return json.dumps(head, separators=(",", ":"))[:-1] + ',"frames":[\n' + body + "\n]}\n"
+
+
+if __name__ == "__main__":  # python -m firmware_host.render OUT_DIR LAYOUT
+    import sys
+    write_evaluation_set(sys.argv[1], sys.argv[2])
+    write_video(f"{sys.argv[1]}/clip_right.mp4", sys.argv[2])

@@ -388,12 +388,16 @@ def _edges(dist: np.ndarray, step_px: float = 1.0, level: float = 25.0, base_fir
     return crossing(int(idx[0]), 1) * step_px, crossing(int(idx[-1]), -1) * step_px
 
 
-def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str = "pot"):
-    """The felt's colour model from a zone of *frame* that is mostly bare felt (robust to a few chips)."""
+def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = None):
+    """The felt's colour model from *frame*'s chip zones (or *zone*), mostly bare felt (robust to a few chips)."""
     from calibration.chips import ColourModel
     counter = Counter(calib, ChipModels({}, ColourModel((0.25, 0.6, 0.25), (1, 1, 1))))
-    roi = next(r for r in counter.rois if r.zone.name == zone)
-    f = features(frame[roi.y0:roi.y1, roi.x0:roi.x1], counter.white(frame))[roi.mask]
+    rois = [r for r in counter.rois if (r.zone.name == zone if zone else r.zone.kind in ("bet", "pot"))]
+    if not rois:
+        raise ValueError(f"camera {calib.layout.camera} counts no zone {zone!r}" if zone else
+                         f"camera {calib.layout.camera} counts no chip zone")
+    white = counter.white(frame)
+    f = np.vstack([features(frame[r.y0:r.y1, r.x0:r.x1], white)[r.mask] for r in rois])
     med = np.median(f, 0)
     spread = np.maximum(1.4826 * np.median(np.abs(f - med), 0), (0.012, 0.012, 0.04))
     return ColourModel(tuple(med.tolist()), tuple(spread.tolist()))
@@ -405,9 +409,9 @@ def top_faces(calib: TableCalibration, frame: np.ndarray, felt) -> list[StackSee
     return [s for zc in result.zones.values() for s in zc.stacks]
 
 
-def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str = "pot") -> ChipModels:
+def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str | None = None) -> ChipModels:
     """Colour models from one picture per denomination of single chips lying in the chip zones
-    (the felt's colour is read in *zone*, which must be mostly bare).
+    (the felt's colour is read in the chip zones, or in *zone*: mostly bare felt).
 
     The same pictures calibrate the edge bias: a single chip's silhouette should be
     exactly one chip's geometry; the median excess is subtracted from every stack.

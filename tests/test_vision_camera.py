@@ -15,7 +15,7 @@ DATA = Path("tests/data/vision")
 
 
 def test_replay_gives_every_frame_with_its_time_and_closes():
-    with open_replay(str(DATA / "clip.mp4"), start=100.0) as camera:
+    with open_replay(str(DATA / "clip_right.mp4"), start=100.0) as camera:
         frames = list(camera)
     assert len(frames) == 40
     assert [t for t, _ in frames[:3]] == [100.0, 100.1, 100.2]
@@ -27,7 +27,7 @@ def test_replay_gives_every_frame_with_its_time_and_closes():
 
 def test_replay_takes_given_times_and_refuses_a_missing_file(tmp_path):
     times = [float(k * k) for k in range(40)]
-    with open_replay(str(DATA / "clip.mp4"), times=times) as camera:
+    with open_replay(str(DATA / "clip_right.mp4"), times=times) as camera:
         assert [camera.read()[0] for _ in range(3)] == [0.0, 1.0, 4.0]
     with pytest.raises(OSError):
         open_replay(str(tmp_path / "none.mp4"))
@@ -40,9 +40,9 @@ def test_a_missing_device_is_an_error_not_a_hang():
 
 def test_the_committed_set_is_small_and_labelled():
     labels = json.loads((DATA / "labels.json").read_text())
-    assert len(labels["frames"]) == 80
+    assert len(labels["frames"]) == 160 and labels["cameras"] == ["right", "left"]
     total = sum(p.stat().st_size for p in DATA.iterdir())
-    assert total < 8 * 1024 * 1024
+    assert total < 14 * 1024 * 1024
     first = cv2.imread(str(DATA / labels["frames"][0]["file"]))
     assert first.shape == (720, 1280, 3)
     assert any(z["occluded"] for f in labels["frames"] for z in f["zones"].values())
@@ -51,14 +51,14 @@ def test_the_committed_set_is_small_and_labelled():
 @pytest.fixture(scope="module")
 def health_counter():
     layout = load_layout("hardware/camera/table8.toml")
-    calib = calibrate_table(cv2.imread(str(DATA / "table.jpg")), layout)
-    models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_{v}.jpg"))
+    calib = calibrate_table(cv2.imread(str(DATA / "table_right.jpg")), layout, "right")
+    models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_right_{v}.jpg"))
                                         for v in (50, 100, 200, 500, 1000, 2000)})
     return vision.Counter(calib, models)
 
 
 def test_camera_faults_and_recovery(health_counter):
-    frames = [f for _, f in open_replay(str(DATA / "clip.mp4"))]
+    frames = [f for _, f in open_replay(str(DATA / "clip_right.mp4"))]
     health = vision.CameraHealth(health_counter, timeout=1.0, frozen=3)
     assert health.feed(0.0, frames[0]) == []
     assert health.feed(0.1, frames[1]) == []
@@ -85,7 +85,7 @@ def test_observe_turns_the_clip_into_observations(health_counter):
     from drivers.camera import observe
     from firmware_host.observations import ChipsInZone
     ticks = iter(range(100, 200))
-    with open_replay(str(DATA / "clip.mp4")) as camera:
+    with open_replay(str(DATA / "clip_right.mp4")) as camera:
         out = list(observe(camera, health_counter, vision.Stability(3), vision.CameraHealth(health_counter),
                            clock=lambda: float(next(ticks)), max_misses=3))
     chips = [o for o in out if isinstance(o, ChipsInZone)]

@@ -6,7 +6,7 @@ import sys
 import cv2
 
 from calibration.geometry import load_layout
-from firmware_host.render import HOUSE_004, calibration_shows, default_camera, render
+from firmware_host.render import HOUSE_004, calibration_shows, mount_camera, render
 
 
 def tablectl(*args, cwd=None):
@@ -16,9 +16,10 @@ def tablectl(*args, cwd=None):
 
 def test_calibrate_table_then_chips_write_their_files_and_pictures(tmp_path):
     table, picture = tmp_path / "table.json", tmp_path / "table.jpg"
-    done = tablectl("calibrate", "table", "--out", str(table), "--picture", str(picture))
+    done = tablectl("calibrate", "table", "--camera", "left", "--out", str(table), "--picture", str(picture))
     assert done.returncode == 0, done.stderr
-    assert "markers seen: 7/7" in done.stdout
+    assert "camera left: markers seen: 5/5 [1, 2, 4, 6, 8]" in done.stdout and "warning" not in done.stderr
+    assert "bet:6  chip" in done.stdout and "bet:1 " not in done.stdout
     assert json.loads(table.read_text())["kind"] == "table-calibration"
     assert cv2.imread(str(picture)).shape == (720, 1280, 3)
     chips, sheet = tmp_path / "chips.json", tmp_path / "chips.jpg"
@@ -27,17 +28,29 @@ def test_calibrate_table_then_chips_write_their_files_and_pictures(tmp_path):
     data = json.loads(chips.read_text())
     assert sorted(map(int, data["chips"])) == sorted(HOUSE_004)
     assert cv2.imread(str(sheet)) is not None
+    assert "camera left: wrote" in done.stdout
+
+
+def test_calibrate_table_writes_per_camera_files_by_default(tmp_path):
+    done = tablectl("calibrate", "table", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "camera-right-table.json").exists() and (tmp_path / "camera-right-table.jpg").exists()
+    done = tablectl("calibrate", "chips", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "camera-right-chips.json").exists()
+    done = tablectl("calibrate", "table", "--camera", "middle", cwd=tmp_path)
+    assert done.returncode == 2 and "no camera 'middle' (cameras: right, left)" in done.stderr
 
 
 def test_calibrate_chips_refuses_a_set_it_cannot_tell_apart(tmp_path):
     table = tmp_path / "table.json"
     assert tablectl("calibrate", "table", "--out", str(table), "--picture", str(tmp_path / "t.jpg")).returncode == 0
-    layout = load_layout("hardware/camera/table8.toml")
+    layout = load_layout("hardware/camera/table8.toml").view("right")
     colours = {**HOUSE_004, 2000: "red"}  # the 2000s look like the 100s
     shows = []
     for value, scene in calibration_shows(layout, colours).items():
         path = tmp_path / f"show_{value}.jpg"
-        cv2.imwrite(str(path), render(scene, layout, default_camera(), seed=value))
+        cv2.imwrite(str(path), render(scene, layout, mount_camera(layout), seed=value))
         shows += ["--show", f"{value}={path}"]
     done = tablectl("calibrate", "chips", "--table", str(table), *shows, "--out", str(tmp_path / "c.json"))
     assert done.returncode == 3
@@ -48,7 +61,7 @@ def test_calibrate_chips_refuses_a_set_it_cannot_tell_apart(tmp_path):
 def test_calibrate_chips_wants_the_whole_chip_set_of_the_profile(tmp_path):
     table = tmp_path / "table.json"
     assert tablectl("calibrate", "table", "--out", str(table), "--picture", str(tmp_path / "t.jpg")).returncode == 0
-    done = tablectl("calibrate", "chips", "--table", str(table), "--show", "50=tests/data/vision/chips_50.jpg",
+    done = tablectl("calibrate", "chips", "--table", str(table), "--show", "50=tests/data/vision/chips_right_50.jpg",
                     "--out", str(tmp_path / "c.json"))
     assert done.returncode == 2 and "chip set of profile 004" in done.stderr
 
@@ -58,7 +71,7 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     figures = json.loads(lines[-1])
-    assert figures["bench"] == "vision" and figures["frames"] == 80
+    assert figures["bench"] == "vision" and figures["frames"] == 160 and figures["cameras"] == ["right", "left"]
     assert figures["wrongly_stable_while_occluded"] == 0  # an arm over a zone is never a stable count
     assert figures["wrong_while_occluded"] == 0  # an arm over a zone: occluded, or counted right, or uncertain
     assert figures["occluded_reported_share"] > 0.5

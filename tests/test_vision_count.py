@@ -7,24 +7,29 @@ from calibration.chips import ConfusableColours, load_models
 from calibration.geometry import calibrate_table, load_layout
 from firmware_host import vision
 from firmware_host.observations import ChipsInZone
-from firmware_host.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, default_camera, render
+from firmware_host.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
 
 LAYOUT = "hardware/camera/table8.toml"
 DATA = "tests/data/vision"
 
 
+def installed(camera: str):
+    """A camera calibrated on its committed pictures, as `tablectl calibrate` does it."""
+    layout = load_layout(LAYOUT).view(camera)
+    calib = calibrate_table(cv2.imread(f"{DATA}/table_{camera}.jpg"), layout)
+    models = vision.learn_chips(calib, {v: cv2.imread(f"{DATA}/chips_{camera}_{v}.jpg") for v in HOUSE_004})
+    return layout, calib, models, vision.Counter(calib, models)
+
+
 @pytest.fixture(scope="module")
 def table():
-    layout = load_layout(LAYOUT)
-    calib = calibrate_table(cv2.imread(f"{DATA}/table.jpg"), layout)
-    models = vision.learn_chips(calib, {v: cv2.imread(f"{DATA}/chips_{v}.jpg") for v in HOUSE_004})
-    return layout, calib, models, vision.Counter(calib, models)
+    return installed("right")  # bet:1-4, the pot, seat:1-4, the board and the deck
 
 
 def picture(table, stacks=(), arms=(), cards=(), seed=0, noise=2.0, light=(1.0, 1.0, 1.0)):
     layout = table[0]
     scene = Scene(tuple(stacks), tuple(cards), tuple(arms), light, (0.0, 0.0, 0.0), 0.6, noise, HOUSE_004)
-    return render(scene, layout, default_camera(), seed=seed)
+    return render(scene, layout, mount_camera(layout), seed=seed)
 
 
 def test_every_denomination_is_learnt_and_told_apart(table):
@@ -45,7 +50,7 @@ def test_models_round_trip(table, tmp_path):
 def test_a_set_with_two_denominations_of_one_colour_is_refused_naming_the_pair(table):
     layout, calib, _, _ = table
     colours = {**HOUSE_004, 200: "red"}  # the 200s painted like the 100s
-    shows = {v: render(s, layout, default_camera(), seed=v) for v, s in calibration_shows(layout, colours).items()}
+    shows = {v: render(s, layout, mount_camera(layout), seed=v) for v, s in calibration_shows(layout, colours).items()}
     with pytest.raises(ConfusableColours) as err:
         vision.learn_chips(calib, shows)
     assert err.value.pair == (100, 200)
@@ -54,15 +59,15 @@ def test_a_set_with_two_denominations_of_one_colour_is_refused_naming_the_pair(t
 @pytest.mark.parametrize("value", sorted(HOUSE_004))
 def test_single_chips_of_each_denomination_in_bet_and_pot(table, value):
     counter = table[3]
-    image = picture(table, [Stack(-430, -300, value, 1), Stack(700, 170, value, 1), Stack(60, -150, value, 1)],
+    image = picture(table, [Stack(-430, -300, value, 1), Stack(-700, 170, value, 1), Stack(60, -150, value, 1)],
                     seed=value, light=(0.9, 1.0, 1.1))
     result = counter.count(image)
-    for zone in ("bet:1", "bet:6", "pot"):
+    for zone in ("bet:1", "bet:3", "pot"):
         zc = result.zones[zone]
         assert [s.value for s in zc.stacks] == [value], zone  # found, and the right colour
         assert zc.status == "uncertain" or (zc.amount, zc.chips) == (value, ((value, 1),)), zone
     assert all(result.zones[z].amount == 0 and result.zones[z].status == "ok"
-               for z in result.zones if z not in ("bet:1", "bet:6", "pot"))
+               for z in result.zones if z not in ("bet:1", "bet:3", "pot"))
 
 
 def test_a_stack_is_counted_or_flagged_never_silently_wrong(table):
@@ -80,7 +85,9 @@ def test_an_arm_over_a_zone_is_occluded_and_never_reported(table):
     counter = table[3]
     stability = vision.Stability(frames=2)
     stacks = [Stack(-430, -300, 500, 3)]
-    arm = Arm(-1100, -650, -430, -300, 90.0)
+    arm = Arm(-430, -700, -275, -360, 90.0)  # the hand between the camera and the stack
+    scene = Scene(tuple(stacks), (), (arm,), colours=HOUSE_004)
+    assert zone_truth(scene, table[0], mount_camera(table[0]))["bet:1"]["occluded"]
     out = []
     for k in range(4):
         result = counter.count(picture(table, stacks, arms=[arm], seed=k))
@@ -93,9 +100,9 @@ def test_an_arm_over_a_zone_is_occluded_and_never_reported(table):
 def test_a_count_becomes_an_observation_after_n_still_frames(table):
     counter = table[3]
     stability = vision.Stability(frames=3)
-    stacks = [Stack(-430, -300, 100, 1), Stack(700, 170, 2000, 1)]
+    stacks = [Stack(-430, -300, 100, 1), Stack(-700, 170, 2000, 1)]
     frames = [picture(table, stacks, seed=k) for k in range(4)]
-    moved = picture(table, stacks, arms=[Arm(-1100, -650, -430, -300, 90.0)], seed=9)
+    moved = picture(table, stacks, arms=[Arm(-430, -700, -275, -360, 90.0)], seed=9)
     emitted, previous = [], None
     for k, image in enumerate([frames[0], frames[1], moved, frames[2], frames[3]]):
         result = counter.count(image, previous)
@@ -104,9 +111,9 @@ def test_a_count_becomes_an_observation_after_n_still_frames(table):
     bet1 = [[o for o in batch if o.zone == "bet:1"] for batch in emitted]
     assert bet1[:4] == [[], [], [], []]  # 2 frames, the arm, 1 frame: not yet
     assert bet1[4] == []  # the frame after the arm left still differs from it: motion resets
-    bet6 = [o for batch in emitted for o in batch if o.zone == "bet:6"]
-    # bet:6 was never covered: reported at most once, exactly, and not before 3 frames held
-    assert len(bet6) <= 1 and all(o == ChipsInZone(o.t, "bet:6", 2000, ((2000, 1),)) and o.t >= 0.2 for o in bet6)
+    bet3 = [o for batch in emitted for o in batch if o.zone == "bet:3"]
+    # bet:3 was never covered: reported at most once, exactly, and not before 3 frames held
+    assert len(bet3) <= 1 and all(o == ChipsInZone(o.t, "bet:3", 2000, ((2000, 1),)) and o.t >= 0.2 for o in bet3)
 
 
 def test_stability_reports_a_change_once_and_only_when_still():
@@ -147,9 +154,19 @@ def test_face_up_and_face_down_cards(table):
     assert result.cards["seat:1"].face_up and result.cards["board:3"].face_up
     assert result.cards["seat:2"].present and not result.cards["seat:2"].face_up
     assert result.cards["deck"].present and not result.cards["deck"].face_up
-    assert not result.cards["seat:5"].present and not result.cards["seat:5"].face_up
+    assert not result.cards["seat:4"].present and not result.cards["seat:4"].face_up
+    assert "seat:5" not in result.cards  # the other camera's
 
 
 def test_a_frame_of_another_size_is_refused(table):
     with pytest.raises(ValueError, match="calibration"):
         table[3].count(np.zeros((480, 640, 3), np.uint8))
+
+
+def test_the_other_camera_counts_the_other_half():
+    layout, calib, _, counter = installed("left")
+    assert {z.name for z in layout.zones if z.kind == "bet"} == {"bet:5", "bet:6", "bet:7", "bet:8"}
+    scene = Scene((Stack(700, 170, 500, 4), Stack(430, -300, 1000, 2)), colours=HOUSE_004)
+    result = counter.count(render(scene, layout, mount_camera(layout), seed=3))
+    assert set(result.zones) == {"bet:5", "bet:6", "bet:7", "bet:8"}
+    assert result.zones["bet:6"].chips == ((500, 4),) and result.zones["bet:8"].chips == ((1000, 2),)

@@ -1,11 +1,14 @@
 """Table geometry: the zone layout, ArUco calibration on rendered pictures."""
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
 
-from calibration.geometry import (CalibrationError, LayoutError, calibrate_table, draw_calibration, load_calibration,
-                                  load_layout)
-from firmware_host.render import Scene, default_camera, render
+from calibration.geometry import (CalibrationError, LayoutError, Marker, calibrate_table, draw_calibration,
+                                  intrusions, load_calibration, load_layout)
+from firmware_host.cli_vision import expected_markers
+from firmware_host.render import Scene, mount_camera, render
 
 LAYOUT = "hardware/camera/table8.toml"
 DATA = "tests/data/vision"
@@ -41,27 +44,62 @@ def test_a_bad_layout_names_the_bad_key(tmp_path, old, new, key):
     assert key in str(err.value)
 
 
-def test_calibration_recovers_the_rendering_camera(tmp_path):
+@pytest.mark.parametrize("old,new,key", [
+    ('"bet:5", "bet:6"', '"bet:4", "bet:6"', "already counted by camera right"),
+    ('"bet:5", "bet:6"', '"bet:9", "bet:6"', "no zone 'bet:9'"),
+    ('"bet:5", "bet:6"', '"bet:6"', "no camera counts zone(s) bet:5"),
+    ("focal_px = 1100", "focal_px = -1", "cameras[0].focal_px"),
+    ("position_mm = [600, -700, 600]", "position_mm = [600, -700]", "cameras[0].position_mm"),
+])
+def test_a_bad_camera_names_the_bad_key(tmp_path, old, new, key):
+    text = open(LAYOUT).read()
+    assert old in text
+    path = tmp_path / "bad.toml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(LayoutError) as err:
+        load_layout(path)
+    assert key in str(err.value)
+
+
+@pytest.mark.parametrize("camera", ["right", "left"])
+def test_calibration_recovers_the_rendering_camera(tmp_path, camera):
     layout = load_layout(LAYOUT)
-    calib = calibrate_table(cv2.imread(f"{DATA}/table.jpg"), layout)
-    truth = default_camera()
-    assert calib.markers_seen == tuple(m.id for m in layout.markers)
+    image = cv2.imread(f"{DATA}/table_{camera}.jpg")
+    calib = calibrate_table(image, layout, camera)
+    truth = mount_camera(layout, camera)
+    assert calib.layout.camera == camera and calib.layout.zones == layout.view(camera).zones
+    assert list(calib.markers_seen) == expected_markers(layout, camera) and len(calib.markers_seen) >= 5
     assert calib.rms_px < 1.5
     assert abs(calib.camera.K[0, 0] - truth.K[0, 0]) / truth.K[0, 0] < 0.02
     assert np.linalg.norm(calib.camera.position() - truth.position()) < 30
-    corners = np.array(layout.zone("bet:1").polygon)
-    assert np.abs(calib.zone_pixels(layout.zone("bet:1")) - truth.project(corners)).max() < 2.0
+    zone = calib.layout.zones[0]
+    corners = np.array(zone.polygon)
+    assert np.abs(calib.zone_pixels(zone) - truth.project(corners)).max() < 2.0
+    assert intrusions(calib) == []  # no marker or patch where a stack of this camera's zones stands
     path = tmp_path / "table.json"
     calib.save(path)
     again = load_calibration(path)
+    assert again.layout.camera == camera and again.layout.reference == calib.layout.reference
     assert np.allclose(again.camera.project(corners), calib.camera.project(corners))
-    picture = draw_calibration(cv2.imread(f"{DATA}/table.jpg"), calib)
-    assert picture.shape == (720, 1280, 3) and (picture != cv2.imread(f"{DATA}/table.jpg")).any()
+    picture = draw_calibration(image, calib)
+    assert picture.shape == (720, 1280, 3) and (picture != image).any()
+
+
+def test_a_marker_behind_a_zone_is_found():
+    layout = load_layout(LAYOUT)
+    calib = calibrate_table(cv2.imread(f"{DATA}/table_right.jpg"), layout, "right")
+    moved = dataclasses.replace(calib.layout, markers=calib.layout.markers + (Marker(9, -700, 320, 90),))
+    assert ("bet:3", "marker 9") in intrusions(dataclasses.replace(calib, layout=moved))
+
+
+def test_a_full_layout_needs_the_camera_named():
+    with pytest.raises(LayoutError, match="name a camera: right, left"):
+        calibrate_table(cv2.imread(f"{DATA}/table_right.jpg"), load_layout(LAYOUT))
 
 
 def test_calibration_refuses_a_picture_without_markers():
-    layout = load_layout(LAYOUT)
-    picture = render(Scene(), layout, default_camera())
+    layout = load_layout(LAYOUT).view("right")
+    picture = render(Scene(), layout, mount_camera(layout))
     picture[:] = cv2.GaussianBlur(picture, (0, 0), 25)  # markers unreadable
     with pytest.raises(CalibrationError, match="markers seen"):
         calibrate_table(picture, layout)
