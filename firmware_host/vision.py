@@ -109,9 +109,10 @@ class Counter:
         self.rois: list[_Roi] = []
         for zone in lay.zones:
             poly = np.array(zone.polygon)
-            top = np.hstack([poly, np.full((len(poly), 1), lay.max_stack * self.t)])
+            height = lay.max_stack * self.t if zone.kind != "cards" else 0.0  # cards lie flat
+            top = np.hstack([poly, np.full((len(poly), 1), height)])
             pts = np.vstack([self.cam.project(poly), self.cam.project(top)])
-            margin = 4 + calib.chip_diameter_px(*poly.mean(0)) * 0.6
+            margin = 4 + calib.chip_diameter_px(*poly.mean(0)) * (0.6 if zone.kind != "cards" else 0.1)
             x0, y0 = np.floor(pts.min(0) - margin).astype(int)
             x1, y1 = np.ceil(pts.max(0) + margin).astype(int)
             x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
