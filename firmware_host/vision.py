@@ -245,7 +245,9 @@ class Counter:
         below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
         inner = np.arange(2, 5)[:, None]  # the chip just inside the edge (its side at the base, its face at the top)
         half_top = np.median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
-        half_bot = np.median(below[np.maximum(bottom - inner, top_row), at], 0) / 2
+        # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
+        near = 1 if float(base[:, 1].min() + origin[1] - self._ring(x, y, self.t)[:, 1].min()) >= 1.5 else 0
+        half_bot = np.median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
         # top: the first row from above (from 3 rows over the run) at or over the half level
         hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
         i = np.argmax(hit, axis=0)
