@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ChipModels", "ColourModel", "ConfusableColours", "features", "learn", "load_models"]
+__all__ = ["ChipModels", "ColourModel", "ConfusableColours", "edge_direction", "features", "learn", "load_models"]
 
 MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
+EDGE_NOISE = 5e-4  # variance (light-normalised units) a pixel's colour has from noise alone
 
 
 class ConfusableColours(ValueError):
@@ -61,6 +62,7 @@ class ChipModels:
     chips: dict[int, ColourModel]
     felt: ColourModel
     edge_bias: dict[int, float] = field(default_factory=dict)  # px a silhouette measures beyond its geometry
+    edge_dir: dict[int, tuple[float, float, float]] = field(default_factory=dict)  # see edge_direction
 
     @property
     def edge_bias_px(self) -> float:
@@ -87,7 +89,8 @@ class ChipModels:
         return {"kind": "chip-colours",
                 "chips": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.chips.items()},
                 "felt": {"mean": self.felt.mean, "spread": self.felt.spread},
-                "edge_bias_px": {str(v): b for v, b in self.edge_bias.items()}}
+                "edge_bias_px": {str(v): b for v, b in self.edge_bias.items()},
+                "edge_dir": {str(v): list(d) for v, d in self.edge_dir.items()}}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -99,7 +102,31 @@ def separation(a: ColourModel, b: ColourModel) -> float:
     return float(np.sqrt((((np.array(a.mean) - np.array(b.mean)) ** 2) / (sa ** 2 + sb ** 2)).sum()))
 
 
-def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None) -> ChipModels:
+def felt_bgr(felt: ColourModel) -> np.ndarray:
+    """The felt's light-normalised BGR (each channel over the reference patch's)."""
+    cb, cg, v = felt.mean
+    return np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v])
+
+
+def edge_direction(pixels: np.ndarray, felt: ColourModel) -> tuple[float, float, float]:
+    """The colour direction (light-normalised BGR, scaled: chip 1, felt 0) in which a denomination's pixels
+    (N x 3, light-normalised BGR: face, side, shading, white spots and inlay) all lie about
+    as far from the felt, and the felt far from them: Fisher's discriminant between the
+    chip and the felt. Along it a chip's silhouette is a plain step from the felt, so its
+    edge is at the step's half level whatever part of the chip touches the felt and however
+    blurred the picture is.
+    """
+    pixels = np.asarray(pixels, np.float64).reshape(-1, 3)
+    mean = pixels.mean(0)
+    spread = np.cov(pixels.T) if len(pixels) > 3 else np.zeros((3, 3))
+    contrast = mean - felt_bgr(felt)
+    w = np.linalg.solve(spread + EDGE_NOISE * np.eye(3), contrast)
+    w /= max(float(w @ contrast), 1e-9)  # scaled so that the chip is 1 and the felt 0
+    return tuple(float(c) for c in w)
+
+
+def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None,
+          edge_dir: dict[int, tuple[float, float, float]] | None = None) -> ChipModels:
     """Models from feature samples of each denomination's top faces; refuses confusable pairs.
 
     *edge_bias* is each denomination's silhouette excess in pixels (see ``vision.learn_chips``).
@@ -123,7 +150,8 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
             raise ValueError(f"chips {a} look like the felt under this light (separation {sep:.1f})")
     if worst:
         raise ConfusableColours(*worst)
-    return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()})
+    return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()},
+                      {int(v): tuple(d) for v, d in (edge_dir or {}).items()})
 
 
 def load_models(path: str | Path) -> ChipModels:
@@ -133,4 +161,5 @@ def load_models(path: str | Path) -> ChipModels:
         raise ValueError(f"{path}: not a chip colour file")
     chips = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data["chips"].items()}
     return ChipModels(chips, ColourModel(tuple(data["felt"]["mean"]), tuple(data["felt"]["spread"])),
-                      {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()})
+                      {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()},
+                      {int(v): tuple(float(c) for c in d) for v, d in data.get("edge_dir", {}).items()})

@@ -135,6 +135,9 @@ class Counter:
         self._felt_norm = float(np.linalg.norm(felt))
         self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
         self._reject = (np.eye(3) - B @ np.linalg.pinv(B)).astype(np.float32)  # 3 x 3
+        # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
+        self._directions = {v: np.array(d, np.float32) for v, d in getattr(models, "edge_dir", {}).items()}
+        self._collect: list | None = None  # chip calibration gathers the chips' pixels here
 
     # -- helpers -----------------------------------------------------------------------------
     def white(self, frame: np.ndarray) -> np.ndarray:
@@ -189,27 +192,74 @@ class Counter:
         bottom = self._boundary(x, y, 0.0, cols, upper=False)
         return (bottom - np.minimum.accumulate(tops, axis=0)).mean(1)
 
-    def _column_spans(self, crop, origin, x: float, y: float, felt: np.ndarray, z: float):
+    def _column_spans(self, crop, origin, x: float, y: float, felt: np.ndarray, z: float,
+                      white: np.ndarray | None = None, direction: np.ndarray | None = None,
+                      not_felt: np.ndarray | None = None):
         """Sub-pixel silhouette height (crop coordinates) at the columns both the base and the top
-        face of a stack about *z* mm high cover: there the top is the top face's rim, not the side."""
+        face of a stack about *z* mm high cover: there the top is the top face's rim, not the side.
+
+        Each column's two ends are found against the felt just beyond them in that column
+        (glare and vignetting change the felt from place to place), in the light-normalised
+        colour space projected on the denomination's *direction* (in which its face, side,
+        shading and white decorations look alike and the felt differs): the profile is then a
+        plain step from felt (0) to chip whose half level is the edge, whatever the blur.
+        Without a direction, the distance from the local felt is used. *not_felt* (the ROI's
+        mask of pixels off the felt-and-glare plane) gives each column's rough ends.
+        """
         base = self._ring(x, y, 0.0) - origin
         top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
         near_top = self._ring(x, y, z) - origin
         u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
         cols = np.arange(int(np.ceil(u0 + 0.25 * (u1 - u0))), int(np.floor(u1 - 0.25 * (u1 - u0))) + 1)
-        r0, r1 = int(max(top[:, 1].min() - 6, 0)), int(min(base[:, 1].max() + 7, crop.shape[0]))
+        r0, r1 = int(max(top[:, 1].min() - 6, 0)), int(min(base[:, 1].max() + 9, crop.shape[0]))
         cols = cols[(cols >= 0) & (cols < crop.shape[1])]
         if len(cols) < 2 or r1 - r0 < 6:
             return None
-        dist = np.linalg.norm(crop[r0:r1, cols].astype(np.float32) - felt, axis=-1)
-        spans, bottoms = [], []
-        for j in range(len(cols)):
-            ends = _edges(dist[:, j], 1.0, base_first=False)
-            if ends is None:
-                return None
-            spans.append(ends[1] - ends[0])
-            bottoms.append(ends[1] + r0)
-        return cols, np.array(spans), np.array(bottoms)
+        sub = crop[r0:r1, cols].astype(np.float32)  # rows x columns x BGR
+        n_rows, n_cols = sub.shape[:2]
+        rows = np.arange(n_rows)[:, None]
+        # the run of not-felt rows that holds the base (gaps of one row bridged), per column
+        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0) if white is not None else np.ones(3, np.float32)
+        if direction is not None:  # half way to the chip's colour (the direction is scaled so)
+            mask = ((sub - felt) * scale) @ direction > 0.3
+        elif not_felt is not None:
+            mask = not_felt[r0:r1, cols]
+        else:
+            mask = np.linalg.norm(sub - felt, axis=-1) > 25.0
+        bridged = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((4, 1), np.uint8)).astype(bool)
+        bridged[:2] |= mask[:2]
+        bridged[-2:] |= mask[-2:]
+        if not mask.any(0).all():
+            return None
+        bottom = n_rows - 1 - np.argmax(mask[::-1], axis=0)
+        top_row = np.where(~bridged & (rows < bottom), rows, -1).max(0) + 1
+        if (bottom - top_row < 2).any():
+            return None
+        at = np.arange(n_cols)
+
+        def profile(felt_rows):  # the column's felt from the given rows, then the profile against it
+            local = sub[np.clip(felt_rows, 0, n_rows - 1), at].mean(0)  # columns x BGR
+            diff = (sub - local) * scale
+            return diff @ direction if direction is not None else np.linalg.norm(diff, axis=-1)
+
+        above = profile(top_row[None, :] - np.arange(3, 7)[:, None])
+        below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
+        inner = np.arange(2, 5)[:, None]  # the chip just inside the edge (its side at the base, its face at the top)
+        half_top = np.median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
+        # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
+        near = 1 if float(base[:, 1].min() + origin[1] - self._ring(x, y, self.t)[:, 1].min()) >= 1.5 else 0
+        half_bot = np.median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
+        # top: the first row from above (from 3 rows over the run) at or over the half level
+        hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
+        i = np.argmax(hit, axis=0)
+        a, b = above[i - 1, at], above[i, at]
+        tops = i - 1 + np.clip((half_top - a) / np.where(b != a, b - a, 1.0), 0.0, 1.0)
+        # bottom: the first row from below (from 3 rows under the run) at or over the half level
+        hit = (rows <= np.minimum(bottom + 3, n_rows - 2)) & (below >= half_bot)
+        i = n_rows - 1 - np.argmax(hit[::-1], axis=0)
+        a, b = below[i, at], below[i + 1, at]
+        bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)
+        return cols, bottoms - tops, bottoms + r0
 
     def _base_pixel(self, c) -> np.ndarray:
         ring = self._ring(c[0], c[1], 0.0)
@@ -248,7 +298,7 @@ class Counter:
             if roi.zone.kind == "cards":
                 cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
             else:
-                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion)
+                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white)
         return FrameResult(zones, cards, tuple(float(c) for c in white))
 
     def _card(self, inside: np.ndarray, name: str, f, fg: np.ndarray, motion: bool) -> CardSeen:
@@ -262,7 +312,8 @@ class Counter:
             face_up = bool(white.sum() > 0.55 * len(c))
         return CardSeen(name, bool(present), face_up, motion)
 
-    def _zone(self, roi: _Roi, crop: np.ndarray, f: np.ndarray, fg: np.ndarray, motion: bool) -> ZoneCount:
+    def _zone(self, roi: _Roi, crop: np.ndarray, f: np.ndarray, fg: np.ndarray, motion: bool,
+              white: np.ndarray | None = None) -> ZoneCount:
         name = roi.zone.name
         felt_bgr = None
         fg_raw = fg
@@ -298,7 +349,7 @@ class Counter:
                 bare = crop[::2, ::2][~fg_raw[::2, ::2]]
                 felt_bgr = (bare if len(bare) > 20 else crop.reshape(-1, 3)).mean(0).astype(np.float32)
             stacks.append(self._stack(labels[y:y + bh, x:x + bw] == i, f[y:y + bh, x:x + bw], cx, cy, bh,
-                                      crop, (roi.x0, roi.y0), felt_bgr))
+                                      crop, (roi.x0, roi.y0), felt_bgr, white, (x, y), fg_raw))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -310,14 +361,33 @@ class Counter:
         return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion)
 
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
-               crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray) -> StackSeen:
+               crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
+               white: np.ndarray | None = None, at: tuple[int, int] = (0, 0),
+               not_felt: np.ndarray | None = None) -> StackSeen:
         top_z = self.t * self.calib.layout.max_stack
         ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
         rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
         rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t  # mm, from the blob's rows
         z = float(np.clip(rough - 2 * self.t, 0, top_z))
+        # the denomination first: its colour sets the direction the edges are measured in
+        rows = np.flatnonzero(blob.any(1))
+        width = blob.shape[1]
+        top = rows[0] if len(rows) else 0
+        ell = max(2, int(round(0.9 * float(np.ptp(ring0[:, 1])))))
+        inner = slice(width // 4, width - width // 4)
+        face = f[top:top + ell, inner][blob[top:top + ell, inner]]
+        if len(face) < 3:
+            return StackSeen(cx, cy, None, 0, 0.0)
+        colour = np.median(face, 0)
+        value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
+        if self._collect is not None and white is not None:  # chip calibration: the chip's own pixels
+            core = cv2.erode(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+            x, y = at
+            pix = crop[y:y + blob.shape[0], x:x + width][core].astype(np.float32)
+            self._collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
+        direction = self._directions.get(value)
         for attempt in range(2):  # the base from the blob's bottom, then from the sub-pixel bottom edges
-            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z)
+            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt)
             if measured is None:
                 return StackSeen(cx, cy, None, 0, 0.0)
             cols, spans, bottoms = measured
@@ -330,17 +400,7 @@ class Counter:
         predicted = self._predicted_spans(cx, cy, cols + origin[0], most)  # mean span for 0..most chips
         raw = float(spans.mean())
         excess = round(raw - predicted[1], 3)  # against a single chip: what chip calibration learns
-        rows = np.flatnonzero(blob.any(1))
-        width = blob.shape[1]
-        top = rows[0] if len(rows) else 0
-        ell = max(2, int(round(predicted[0])))
-        inner = slice(width // 4, width - width // 4)
-        face = f[top:top + ell, inner][blob[top:top + ell, inner]]
-        if len(face) < 3:
-            return StackSeen(cx, cy, None, 0, 0.0)
-        colour = np.median(face, 0)
-        value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
-        span = raw - self.models.bias(value)  # the silhouette's excess depends on the chip's contrast
+        span = raw - self.models.bias(value)  # what the edges measure beyond the geometry (blur, optics)
         per_chip = (predicted[-1] - predicted[0]) / max(len(predicted) - 1, 1)
         est = float(np.interp(span, predicted, np.arange(len(predicted)), left=0.0,
                               right=len(predicted) - 1 + (span - predicted[-1]) / per_chip))
@@ -414,15 +474,31 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     """Colour models from one picture per denomination of single chips lying in the chip zones
     (the felt's colour is read in the chip zones, or in *zone*: mostly bare felt).
 
-    The same pictures calibrate the edge bias: a single chip's silhouette should be
-    exactly one chip's geometry; the median excess is subtracted from every stack.
+    The same pictures give each denomination the colour direction its edges are measured
+    in (``chips.edge_direction``, from its chips' pixels) and calibrate the edge bias: a
+    single chip's silhouette, measured as a stack's is, should be exactly one chip's
+    geometry; the median excess is subtracted from every stack.
     """
-    from calibration.chips import learn
+    from calibration.chips import edge_direction, learn
     felt = felt_model(calib, shows[min(shows)], zone)
-    seen = {v: [s for s in top_faces(calib, img, felt) if s.colour is not None] for v, img in shows.items()}
+    finder = Counter(calib, ChipModels({}, felt))
+    seen, pixels = {}, {}
+    for v, img in shows.items():
+        finder._collect = []
+        result = finder.count(img)
+        seen[v] = [s for zc in result.zones.values() for s in zc.stacks if s.colour is not None]
+        pixels[v] = np.vstack(finder._collect) if finder._collect else np.zeros((0, 3), np.float32)
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
-    excess = {v: float(np.median([s.excess_px for s in stacks])) for v, stacks in seen.items() if stacks}
-    return learn(samples, felt, excess)
+    directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
+    models = learn(samples, felt, None, directions)
+    counter = Counter(calib, models)
+    excess = {}
+    for v, img in shows.items():
+        stacks = [s for zc in counter.count(img).zones.values() for s in zc.stacks if s.colour is not None]
+        mine = [s.excess_px for s in stacks if s.value == v] or [s.excess_px for s in stacks]
+        if mine:
+            excess[v] = float(np.median(mine))
+    return learn(samples, felt, excess, directions)
 
 
 class _Lazy:
