@@ -194,7 +194,7 @@ class Counter:
 
     def _column_spans(self, crop, origin, x: float, y: float, felt: np.ndarray, z: float,
                       white: np.ndarray | None = None, direction: np.ndarray | None = None,
-                      not_felt: np.ndarray | None = None):
+                      not_felt: np.ndarray | None = None, own: np.ndarray | None = None):
         """Sub-pixel silhouette height (crop coordinates) at the columns both the base and the top
         face of a stack about *z* mm high cover: there the top is the top face's rim, not the side.
 
@@ -204,7 +204,8 @@ class Counter:
         shading and white decorations look alike and the felt differs): the profile is then a
         plain step from felt (0) to chip whose half level is the edge, whatever the blur.
         Without a direction, the distance from the local felt is used. *not_felt* (the ROI's
-        mask of pixels off the felt-and-glare plane) gives each column's rough ends.
+        mask of pixels off the felt-and-glare plane) gives each column's rough ends; *own* (the
+        stack's blob, a little widened) keeps a card or stack just behind it out of them.
         """
         base = self._ring(x, y, 0.0) - origin
         top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
@@ -226,6 +227,8 @@ class Counter:
             mask = not_felt[r0:r1, cols]
         else:
             mask = np.linalg.norm(sub - felt, axis=-1) > 25.0
+        if own is not None:
+            mask &= own[r0:r1, cols]
         bridged = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((4, 1), np.uint8)).astype(bool)
         bridged[:2] |= mask[:2]
         bridged[-2:] |= mask[-2:]
@@ -348,8 +351,12 @@ class Counter:
             if felt_bgr is None:  # the felt's colour here, under this light
                 bare = crop[::2, ::2][~fg_raw[::2, ::2]]
                 felt_bgr = (bare if len(bare) > 20 else crop.reshape(-1, 3)).mean(0).astype(np.float32)
+            own = np.zeros_like(fg)  # this stack's pixels and 2 px around: not a card or stack beside it
+            y0, x0 = max(y - 2, 0), max(x - 2, 0)
+            own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
+                                                          np.ones((5, 5), np.uint8))
             stacks.append(self._stack(labels[y:y + bh, x:x + bw] == i, f[y:y + bh, x:x + bw], cx, cy, bh,
-                                      crop, (roi.x0, roi.y0), felt_bgr, white, (x, y), fg_raw))
+                                      crop, (roi.x0, roi.y0), felt_bgr, white, (x, y), fg_raw, own.astype(bool)))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -363,7 +370,7 @@ class Counter:
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
                white: np.ndarray | None = None, at: tuple[int, int] = (0, 0),
-               not_felt: np.ndarray | None = None) -> StackSeen:
+               not_felt: np.ndarray | None = None, own: np.ndarray | None = None) -> StackSeen:
         top_z = self.t * self.calib.layout.max_stack
         ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
         rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
@@ -387,7 +394,7 @@ class Counter:
             self._collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
         direction = self._directions.get(value)
         for attempt in range(2):  # the base from the blob's bottom, then from the sub-pixel bottom edges
-            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt)
+            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own)
             if measured is None:
                 return StackSeen(cx, cy, None, 0, 0.0)
             cols, spans, bottoms = measured

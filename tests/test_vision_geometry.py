@@ -48,8 +48,8 @@ def test_a_bad_layout_names_the_bad_key(tmp_path, old, new, key):
     ('"bet:5", "bet:6"', '"bet:4", "bet:6"', "already counted by camera right"),
     ('"bet:5", "bet:6"', '"bet:9", "bet:6"', "no zone 'bet:9'"),
     ('"bet:5", "bet:6"', '"bet:6"', "no camera counts zone(s) bet:5"),
-    ("focal_px = 1100", "focal_px = -1", "cameras[0].focal_px"),
-    ("position_mm = [600, -700, 600]", "position_mm = [600, -700]", "cameras[0].position_mm"),
+    ("focal_px = 1325", "focal_px = -1", "cameras[0].focal_px"),
+    ("position_mm = [700, -650, 400]", "position_mm = [700, -650]", "cameras[0].position_mm"),
 ])
 def test_a_bad_camera_names_the_bad_key(tmp_path, old, new, key):
     text = open(LAYOUT).read()
@@ -68,7 +68,7 @@ def test_calibration_recovers_the_rendering_camera(tmp_path, camera):
     calib = calibrate_table(image, layout, camera)
     truth = mount_camera(layout, camera)
     assert calib.layout.camera == camera and calib.layout.zones == layout.view(camera).zones
-    assert list(calib.markers_seen) == expected_markers(layout, camera) and len(calib.markers_seen) >= 5
+    assert list(calib.markers_seen) == expected_markers(layout, camera) and len(calib.markers_seen) >= 4
     assert calib.rms_px < 1.5
     assert abs(calib.camera.K[0, 0] - truth.K[0, 0]) / truth.K[0, 0] < 0.02
     assert np.linalg.norm(calib.camera.position() - truth.position()) < 30
