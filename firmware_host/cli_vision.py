@@ -150,7 +150,6 @@ def cmd_calibrate_chips(args) -> int:
 def evaluate(data: Path, frames: int = 3) -> dict:
     """Calibrate on the committed pictures, then count every evaluation frame; figures as a dict."""
     import cv2
-    import numpy as np
 
     from calibration.geometry import calibrate_table, load_layout
 
