@@ -110,6 +110,7 @@ class Layout:
     source: dict
     cameras: tuple[CameraMount, ...] = ()
     camera: str | None = None  # the camera of a view
+    elsewhere: tuple[Zone, ...] = ()  # a view: the zones the other cameras count
 
     def mount(self, name: str | None = None) -> CameraMount:
         """The camera *name* (or, when None, the view's camera or the only one)."""
@@ -128,8 +129,11 @@ class Layout:
     def view(self, name: str | None = None) -> "Layout":
         """The layout as camera *name* sees it: its zones and its reference patch."""
         mount = self.mount(name)
-        zones = tuple(z for z in self.zones if z.name in mount.zones)
-        return dataclasses.replace(self, zones=zones, reference=mount.reference, camera=mount.name)
+        every = self.zones + self.elsewhere
+        zones = tuple(z for z in every if z.name in mount.zones)
+        elsewhere = tuple(z for z in every if z.name not in mount.zones)
+        return dataclasses.replace(self, zones=zones, reference=mount.reference, camera=mount.name,
+                                   elsewhere=elsewhere)
 
     def zone(self, name: str) -> Zone:
         for zone in self.zones:

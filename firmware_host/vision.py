@@ -93,6 +93,7 @@ class _Roi:
     x1: int
     y1: int
     mask: np.ndarray  # the zone's own pixels (card areas) in the ROI
+    cards: dict | None = None  # chip zones: card area name -> its pixels (flat on the felt) in the ROI
 
 
 class Counter:
@@ -118,7 +119,17 @@ class Counter:
             x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
             mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
             cv2.fillPoly(mask, [np.round(self.cam.project(poly) - (x0, y0)).astype(np.int32)], 1)
-            self.rois.append(_Roi(zone, x0, y0, x1, y1, mask.astype(bool)))
+            cards = {}
+            if zone.kind != "cards":  # where a card lying flat in one of this camera's card areas would be
+                for area in lay.zones:
+                    if area.kind == "cards":
+                        pixels = np.zeros((y1 - y0, x1 - x0), np.uint8)
+                        pts = self.cam.project(np.array(area.polygon)) - (x0, y0)
+                        cv2.fillPoly(pixels, [np.round(pts).astype(np.int32)], 1)
+                        if pixels.any():
+                            cards[area.name] = pixels.astype(bool)
+            self.rois.append(_Roi(zone, x0, y0, x1, y1, mask.astype(bool), cards))
+        self.rois.sort(key=lambda r: r.zone.kind != "cards")  # card areas first: chip zones use them
         ref = np.round(self.cam.project(np.array(lay.reference))).astype(np.int32)
         rx0, ry0 = ref.min(0)
         rx1, ry1 = ref.max(0)
@@ -301,7 +312,8 @@ class Counter:
             if roi.zone.kind == "cards":
                 cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
             else:
-                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white)
+                present = frozenset(name for name, seen in cards.items() if seen.present)
+                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present)
         return FrameResult(zones, cards, tuple(float(c) for c in white))
 
     def _card(self, inside: np.ndarray, name: str, f, fg: np.ndarray, motion: bool) -> CardSeen:
@@ -316,34 +328,53 @@ class Counter:
         return CardSeen(name, bool(present), face_up, motion)
 
     def _zone(self, roi: _Roi, crop: np.ndarray, f: np.ndarray, fg: np.ndarray, motion: bool,
-              white: np.ndarray | None = None) -> ZoneCount:
+              white: np.ndarray | None = None, cards_present: frozenset = frozenset()) -> ZoneCount:
         name = roi.zone.name
         felt_bgr = None
         fg_raw = fg
+        cut = None  # where cards lie in this ROI (card areas seen holding a card)
+        for area, pixels in roi.cards.items():
+            if area in cards_present:
+                cut = pixels if cut is None else cut | pixels
+        card_px = cut & fg_raw if cut is not None else None
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         n, labels, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
         h, w = fg.shape
         stacks, worst = [], 1.0
-        for i in range(1, n):
-            x, y, bw, bh, area = stats[i]
+        work = [(labels, i, stats[i], False) for i in range(1, n)]
+        while work:
+            labels, i, (x, y, bw, bh, area), split = work.pop()
             if area < 12:
                 continue  # speck
             u = roi.x0 + x + bw / 2
             width = self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh))
             if area < 0.25 * width * width * 0.4:
                 continue  # speck
+            blob = labels[y:y + bh, x:x + bw] == i
+            low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
+            base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
+            if not split and cut is not None:  # a card lying behind, merged with the stack in the picture?
+                own_low = low & ~cut[y + bh - len(low):y + bh, x:x + bw]  # the base is never on a card
+                cols = np.flatnonzero(own_low.any(0)) if own_low.any() else base_cols
+                band = np.zeros(bw, bool)
+                band[max(cols[0] - 3, 0):cols[-1] + 4] = True
+                if (blob & cut[y:y + bh, x:x + bw] & ~band).sum() > 0.05 * width * width:
+                    part = np.zeros_like(fg)  # the blob without the card areas: the stack's visible part
+                    part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
+                    part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+                    m, sub, sub_stats, _ = cv2.connectedComponentsWithStats(part, connectivity=8)
+                    work += [(sub, k, sub_stats[k], True) for k in range(1, m)]
+                    continue
             touches = x == 0 or y == 0 or x + bw == w or y + bh == h
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
             if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
                 if (labels[roi.mask] == i).sum() > 0.2 * width * width:  # over the zone itself: an arm
                     return ZoneCount(name, "occluded", 0, (), (), 0.0, motion)
                 continue  # a card or an arm beside the zone
-            low = labels[y + max(bh - int(0.4 * width), 0):y + bh, x:x + bw] == i  # the base's near half
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
             if not roi.zone.contains(cx, cy):
                 continue  # the base is in another zone
-            base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
             if not 0.6 * width <= base_cols[-1] - base_cols[0] + 1 <= 1.5 * width:
                 worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))
@@ -355,8 +386,8 @@ class Counter:
             y0, x0 = max(y - 2, 0), max(x - 2, 0)
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
-            stacks.append(self._stack(labels[y:y + bh, x:x + bw] == i, f[y:y + bh, x:x + bw], cx, cy, bh,
-                                      crop, (roi.x0, roi.y0), felt_bgr, white, (x, y), fg_raw, own.astype(bool)))
+            stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
+                                      white, (x, y), fg_raw, own.astype(bool), card_px if split else None))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -370,7 +401,8 @@ class Counter:
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
                white: np.ndarray | None = None, at: tuple[int, int] = (0, 0),
-               not_felt: np.ndarray | None = None, own: np.ndarray | None = None) -> StackSeen:
+               not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
+               card_px: np.ndarray | None = None) -> StackSeen:
         top_z = self.t * self.calib.layout.max_stack
         ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
         rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
@@ -403,6 +435,14 @@ class Counter:
                 break
             u0, v0 = self._base_pixel((cx, cy))
             cx, cy = self._base(u0, v0 + shift)
+        if card_px is not None and card_px.any():  # a card just over the top: the top may be hidden against it
+            top = np.floor(bottoms - spans).astype(int)
+            c = np.clip(cols, 0, card_px.shape[1] - 1)
+            touching = np.zeros(len(cols), bool)
+            for up in (1, 2, 3):
+                touching |= card_px[np.clip(top - up, 0, card_px.shape[0] - 1), c]
+            if touching.mean() > 0.2:
+                return StackSeen(cx, cy, None, 0, 0.0)
         most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
         predicted = self._predicted_spans(cx, cy, cols + origin[0], most)  # mean span for 0..most chips
         raw = float(spans.mean())
