@@ -170,3 +170,17 @@ def test_the_other_camera_counts_the_other_half():
     result = counter.count(render(scene, layout, mount_camera(layout), seed=3))
     assert set(result.zones) == {"bet:5", "bet:6", "bet:7", "bet:8"}
     assert result.zones["bet:6"].chips == ((500, 4),) and result.zones["bet:8"].chips == ((1000, 2),)
+
+
+@pytest.mark.parametrize("count", [2, 5, 9])
+def test_a_card_lying_behind_a_stack_is_not_taken_for_chips(table, count):
+    """From the dealer's corner a player's cards lie just behind his bet in the picture."""
+    counter = table[3]
+    stacks = [Stack(-260, 380, 500, count)]  # at the back of bet:4, seat:4's cards right behind it
+    for face_up in (True, False):
+        result = counter.count(picture(table, stacks, cards=[("seat:4", face_up)], seed=count))
+        zc = result.zones["bet:4"]
+        assert result.cards["seat:4"].present
+        assert zc.status == "uncertain" or zc.chips == ((500, count),), (face_up, zc)
+    alone = counter.count(picture(table, stacks, seed=count)).zones["bet:4"]
+    assert alone.status == "ok" and alone.chips == ((500, count),)
