@@ -144,8 +144,14 @@ class Counter:
         felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
         B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
         self._felt_norm = float(np.linalg.norm(felt))
+        self._last_grey: tuple = (None, None)
         self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
-        self._reject = (np.eye(3) - B @ np.linalg.pinv(B)).astype(np.float32)  # 3 x 3
+        normal = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
+        normal /= max(float(np.linalg.norm(normal)), 1e-9)
+        self._split = np.vstack([self._coef, normal]).astype(np.float32)  # (felt level, glare, residual)
+        bound = FELT_RESIDUAL * self._felt_norm
+        self._felt_low = (0.6, -1e9, -bound)  # felt: level 0.6..1.6, glare up to 0.3, small residual
+        self._felt_high = (1.6, 0.3, bound)
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in getattr(models, "edge_dir", {}).items()}
         self._collect: list | None = None  # chip calibration gathers the chips' pixels here
@@ -281,13 +287,9 @@ class Counter:
 
     def not_felt(self, crop: np.ndarray, white: np.ndarray) -> np.ndarray:
         """Pixels that are not felt: not the felt's colour at some light level plus some white glare."""
-        crop = crop.astype(np.float32)
         scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
-        coef = cv2.transform(crop, self._coef * scale)  # (felt level, glare) per pixel
-        diff = cv2.transform(crop, self._reject * scale)  # what felt and glare cannot explain
-        residual = cv2.transform(cv2.multiply(diff, diff), np.ones((1, 3), np.float32))
-        a, g = coef[..., 0], coef[..., 1]
-        return (residual > (FELT_RESIDUAL * self._felt_norm) ** 2) | (a < 0.6) | (a > 1.6) | (g > 0.3)
+        parts = cv2.transform(crop.astype(np.float32), self._split * scale)  # (felt level, glare, residual)
+        return cv2.inRange(parts, self._felt_low, self._felt_high) == 0
 
     # -- counting ----------------------------------------------------------------------------
     def count(self, frame: np.ndarray, previous: np.ndarray | None = None) -> FrameResult:
@@ -298,8 +300,11 @@ class Counter:
         white = self.white(frame)
         zones, cards = {}, {}
         change = None
+        grey = _half_grey(frame)
         if previous is not None:  # half-scale grey difference, once for the whole frame
-            change = cv2.absdiff(_half_grey(frame), _half_grey(previous)) > MOTION_LEVEL
+            before = self._last_grey[1] if self._last_grey[0] is previous else _half_grey(previous)
+            change = cv2.absdiff(grey, before) > MOTION_LEVEL
+        self._last_grey = (frame, grey)  # the next frame's *previous*: not converted twice
         for roi in self.rois:
             crop = frame[roi.y0:roi.y1, roi.x0:roi.x1]
             motion = change is not None and bool(
