@@ -11,24 +11,62 @@ A recording is a directory:
     ``event`` ``unplugged``/``plugged``), ``reader`` (one poll: ``reader``,
     ``uids``, ``error``...), ``gpio`` (``pin``, ``level``), ``hall`` (``obs``:
     an observation from the hall: seating, level, button, TD resolutions,
-    declarations keyed by the dealer), ``camera`` (``obs``: the camera's chip
-    counts until video recordings land).
+    declarations keyed by the dealer), ``camera`` (``obs``: observations the
+    camera made, for recordings without video).
+``camera-<name>.mp4``, ``camera-<name>.jsonl``, ``camera-<name>-table.json``, ``camera-<name>-chips.json``
+    optional, one set per camera listed in the manifest's ``cameras``: the
+    video, one line per frame ``{"frame": n, "t": seconds}`` on the
+    recording's clock, and the camera's table and chip calibrations.
 """
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable, Iterator
+import shutil
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 FORMAT = "pokertable.recording"
 VERSION = 1
 STREAMS = ("shoe", "reader", "gpio", "hall", "camera")
+CAMERA_FILES = ("video", "frames", "table", "chips")     # the files of one camera, keys of a ``cameras`` entry
 
 
 class RecordingError(ValueError):
     """A recording that cannot be read: the message names the file, line and reason."""
+
+
+@dataclass
+class CameraTrack:
+    """One camera of a recording: its files (names in the recording's directory) and frame times.
+
+    ``write``, when set, makes the video and calibration files into a directory
+    (the simulator renders them only when the recording is saved).
+    """
+
+    name: str
+    times: list[float] = field(default_factory=list)
+    video: str = ""
+    frames: str = ""
+    table: str = ""
+    chips: str = ""
+    write: Callable[[Path, "CameraTrack"], None] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        defaults = {"video": f"camera-{self.name}.mp4", "frames": f"camera-{self.name}.jsonl",
+                    "table": f"camera-{self.name}-table.json", "chips": f"camera-{self.name}-chips.json"}
+        for key, default in defaults.items():
+            if not getattr(self, key):
+                setattr(self, key, default)
+
+    def entry(self) -> dict:
+        """The track's entry in the manifest's ``cameras``."""
+        return {"name": self.name, **{key: getattr(self, key) for key in CAMERA_FILES}}
+
+    def frames_text(self) -> str:
+        """The frame-times file: one line per frame."""
+        return "".join(json.dumps({"frame": n, "t": t}) + "\n" for n, t in enumerate(self.times))
 
 
 @dataclass
@@ -43,7 +81,8 @@ class Recording:
     lines: list[dict] = field(default_factory=list)
     notes: str = ""
     chip_unit: int | None = None      # smallest chip in play, when not the house profile's
-
+    cameras: list[CameraTrack] = field(default_factory=list)
+    directory: Path | None = field(default=None, compare=False)   # where the camera files are (load, save)
 
     @property
     def duration(self) -> float:
@@ -53,7 +92,7 @@ class Recording:
         return {"format": FORMAT, "version": VERSION, "table": self.table, "profile": self.profile,
                 "table_profile": self.table_profile, "decks": self.decks, "in_play": self.in_play,
                 "streams": sorted({line["s"] for line in self.lines}), "notes": self.notes,
-                "chip_unit": self.chip_unit}
+                "chip_unit": self.chip_unit} | ({"cameras": [c.entry() for c in self.cameras]} if self.cameras else {})
 
     def save(self, directory: str | Path, *, compress: bool = True) -> Path:
         """Write the recording into *directory* (created); the lines are sorted by time, stably."""
@@ -69,7 +108,21 @@ class Recording:
                 fp.write(text.encode())
         else:
             (path / "streams.jsonl").write_text(text)
+        for track in self.cameras:
+            self._save_camera(path, track)
+        self.directory = path
         return path
+
+    def _save_camera(self, path: Path, track: CameraTrack) -> None:
+        """A camera's frame times, and its video and calibrations: made by ``track.write`` or copied."""
+        (path / track.frames).write_text(track.frames_text())
+        if track.write is not None:
+            track.write(path, track)
+        elif self.directory is not None and self.directory.resolve() != path.resolve():
+            for key in ("video", "table", "chips"):
+                shutil.copyfile(self.directory / getattr(track, key), path / getattr(track, key))
+        elif self.directory is None:
+            raise RecordingError(f"camera {track.name}: no video to save (no directory, no writer)")
 
 
 def load(directory: str | Path) -> Recording:
@@ -90,7 +143,45 @@ def load(directory: str | Path) -> Recording:
     recording = Recording(manifest["table"], manifest["profile"], manifest["table_profile"], manifest["decks"],
                           manifest["in_play"], notes=manifest.get("notes", ""), chip_unit=manifest.get("chip_unit"))
     recording.lines = list(_lines(path))
+    cameras = manifest.get("cameras", [])
+    if not isinstance(cameras, list):
+        raise RecordingError(f"{path / 'recording.json'}: cameras: not a list")
+    recording.cameras = [_camera(path, n, entry) for n, entry in enumerate(cameras)]
+    recording.directory = path
     return recording
+
+
+def _camera(path: Path, number: int, entry) -> CameraTrack:
+    """The manifest's ``cameras[number]``: its files must be in the recording's directory."""
+    where = f"{path / 'recording.json'}: cameras[{number}]"
+    if not isinstance(entry, dict):
+        raise RecordingError(f"{where}: not an object")
+    for key in ("name",) + CAMERA_FILES:
+        value = entry.get(key)
+        if not isinstance(value, str) or not value:
+            raise RecordingError(f"{where}.{key}: missing")
+        if key != "name" and (Path(value).name != value or not (path / value).is_file()):
+            raise RecordingError(f"{where}.{key}: no file {value!r} in {path}")
+    return CameraTrack(entry["name"], _frame_times(path / entry["frames"]),
+                       **{key: entry[key] for key in CAMERA_FILES})
+
+
+def _frame_times(name: Path) -> list[float]:
+    """A camera's frame times: line n is ``{"frame": n, "t": seconds}``, times never decreasing."""
+    times: list[float] = []
+    for number, raw in enumerate(name.read_text().splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError as exc:
+            raise RecordingError(f"{name}:{number}: not JSON: {exc}") from None
+        if not isinstance(line, dict) or line.get("frame") != len(times) or not isinstance(line.get("t"), (int, float)):
+            raise RecordingError(f"{name}:{number}: expected {{\"frame\": {len(times)}, \"t\": seconds}}")
+        if times and line["t"] < times[-1]:
+            raise RecordingError(f"{name}:{number}: time goes back ({line['t']} after {times[-1]})")
+        times.append(float(line["t"]))
+    return times
 
 
 def _lines(path: Path) -> Iterator[dict]:

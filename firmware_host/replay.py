@@ -3,9 +3,10 @@
 Every stream goes through its real driver: the shoe's bytes through a pty read
 by pyserial into the shoe driver's protocol session, the reader polls through
 the zone driver's debounce, the GPIO edges through gpiozero's ``MockFactory``
-into the console driver, the hall's commands as observations. One thread, the
-recording's clock: the same recording gives the same events, byte for byte,
-at any speed.
+into the console driver, the hall's commands as observations, each camera's
+video through the camera driver (OpenCV reading the file) into the chip
+counter, one frame at each of its recorded times. One thread, the recording's
+clock: the same recording gives the same events, byte for byte, at any speed.
 """
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ from dataclasses import dataclass, field
 import serial
 from gpiozero.pins.mock import MockFactory
 
+from calibration.chips import load_models
 from calibration.deck import Deck, Registry
+from calibration.geometry import load_calibration
 from calibration.readers import parse_readers
+from drivers.camera import open_replay
 from drivers.console import Console, load_console_pins
 from drivers.shoe import ShoeSession
 from drivers.zones import PollRecord, ZoneTracker
@@ -28,10 +32,12 @@ from .engine import HandEngine
 from .events import Event
 from .observations import Observation, from_dict
 from .profile import builtin_profile
-from .recording import Recording
+from .recording import CameraTrack, Recording, RecordingError, merge
+from .vision import CameraHealth, Counter, Stability
 
 
 TICK = 0.5      # seconds between two checks of the shoe's heartbeat timer
+STABLE_FRAMES = 3   # N: still frames before a zone's chips are reported (docs/vision.md)
 
 
 class _Pty:
@@ -62,6 +68,48 @@ class _Pty:
         os.close(self.master)
 
 
+class CameraFeed:
+    """One recorded camera: its video read by the camera driver, counted with its own calibration.
+
+    The same steps as ``drivers.camera.observe`` (health, then count against the previous
+    frame, then stability), one frame per :meth:`tick`, so the recording's clock drives it.
+    """
+
+    def __init__(self, directory, track: CameraTrack) -> None:
+        calib = _calibration(load_calibration, directory / track.table)
+        models = _calibration(load_models, directory / track.chips)
+        self.name = track.name
+        self.counter = Counter(calib, models)
+        self.stability = Stability(STABLE_FRAMES)
+        self.health = CameraHealth(self.counter)
+        try:
+            self.camera = open_replay(str(directory / track.video), times=track.times)
+        except OSError as exc:
+            raise RecordingError(f"camera {track.name}: {exc}") from None
+        self._previous = None
+
+    def tick(self, t: float) -> list[Observation]:
+        """Read the frame due at *t*: the camera's observations (chip counts, faults)."""
+        item = self.camera.read()
+        if item is None:                    # the file has no frame for this time
+            return self.health.feed(t, None)
+        t, frame = item
+        out = self.health.feed(t, frame) + self.stability.feed(t, self.counter.count(frame, self._previous))
+        self._previous = frame
+        return out
+
+    def close(self) -> None:
+        self.camera.close()
+
+
+def _calibration(loader, path):
+    """A camera calibration file read by *loader*; a bad one is a RecordingError naming it."""
+    try:
+        return loader(path)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise RecordingError(f"{path}: not a usable calibration: {exc}") from None
+
+
 @dataclass
 class Replay:
     """The drivers and the engine of one replay."""
@@ -87,6 +135,21 @@ class Replay:
                                blink=False)
         self.pty = _Pty()
         self._next_tick = TICK
+        self.cameras: dict[str, CameraFeed] = {}
+        try:
+            if rec.cameras and rec.directory is None:
+                raise RecordingError("the recording has cameras but no directory to read their videos from")
+            for track in rec.cameras:
+                self.cameras[track.name] = CameraFeed(rec.directory, track)
+        except BaseException:
+            self.close()        # what was opened before the bad camera
+            raise
+        self.timeline = self._timeline()
+
+    def _timeline(self) -> list[dict]:
+        """The recorded lines with a ``frame`` item at each camera frame's time (lines first at equal times)."""
+        frames = [{"t": t, "s": "frame", "camera": track.name} for track in self.recording.cameras for t in track.times]
+        return merge(self.recording.lines, frames) if frames else self.recording.lines
 
     def observations(self, line: dict) -> list[Observation]:
         """What the drivers make of one recorded line."""
@@ -117,13 +180,15 @@ class Replay:
             self._pending.clear()
         elif kind in ("hall", "camera"):
             out.append(from_dict(line["obs"]))
+        elif kind == "frame":
+            out += self.cameras[line["camera"]].tick(t)
         return out
 
     def stream(self, speed: float | None = None) -> Iterator[Observation]:
         """The drivers' observations, paced on the recording's clock (*speed* as for :meth:`run`):
         a source for the service, which feeds its own engine."""
         start = time.monotonic()
-        for line in self.recording.lines:
+        for line in self.timeline:
             if speed:
                 delay = start + line["t"] / speed - time.monotonic()
                 if delay > 0:
@@ -134,8 +199,8 @@ class Replay:
             on_progress: Callable[[int, int], None] | None = None) -> list[Event]:
         """Replay every line; *speed* None = as fast as possible, 1 = real time, N = N times."""
         start = time.monotonic()
-        total = len(self.recording.lines)
-        for number, line in enumerate(self.recording.lines, 1):
+        total = len(self.timeline)
+        for number, line in enumerate(self.timeline, 1):
             if on_progress and (number % 200 == 0 or number == total):
                 on_progress(number, total)
             if speed:
@@ -151,6 +216,8 @@ class Replay:
         return self.events
 
     def close(self) -> None:
+        for camera in self.cameras.values():
+            camera.close()
         self.console.close()
         self.pty.close()
         self.factory.close()

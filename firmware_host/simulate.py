@@ -5,7 +5,9 @@ the shoe's wire frames (``drivers.shoe_sim``'s encoder, written from the
 protocol spec), the zone readers' polls (round-robin, only around changes:
 between changes a reader's polls repeat the same answer, which the
 debounce cannot tell from no poll), the console's GPIO edges, the hall's
-commands and, until video lands, the camera's stable chip counts.
+commands and the camera: its stable chip counts as ``camera`` lines or, when
+the script says ``camera NAME``, the bets filmed (``firmware_host.filming``):
+the video is rendered when the recording is saved.
 """
 from __future__ import annotations
 
@@ -21,10 +23,12 @@ from drivers.console import load_console_pins
 from drivers.shoe_sim import FAULTS, T_ACK, T_DRAW, T_FAULT, T_HEARTBEAT, T_HELLO, draw_body, frame
 
 from .chips import breakdown
+from .filming import FPS, Film
 from .observations import (
     DECK, CardExposed, ChipsInZone, Declaration, MoveButton, Pause, Resolution, SeatPresence, SetLevel, VoidHand,
     to_dict,
 )
+from .profile import builtin_profile
 from .recording import Recording, merge
 
 TABLES = Path(__file__).resolve().parents[1] / "hardware" / "tables"
@@ -95,7 +99,10 @@ class Simulator:
         self.changes: list[tuple[float, str, frozenset[str]]] = []
         self.misses: set[tuple[str, int]] = set()
         self.bets: dict[int, dict[int, int]] = {}
+        self.pot: dict[int, int] = {}
         self.holes: dict[int, list[str]] = {}
+        self.film: Film | None = None
+        self.hands = 0
         self.shoe.send(0.05, T_HELLO, bytes((1, 1, 2, 3)) + (0x1234).to_bytes(4, "big"))
 
     # -- primitives ------------------------------------------------------
@@ -127,6 +134,18 @@ class Simulator:
         self.lines.append({"t": round(self.t, 4), "s": "gpio", "pin": pin, "level": 0})
         self.lines.append({"t": round(self.t + 0.08, 4), "s": "gpio", "pin": pin, "level": 1})
 
+    def _colours(self) -> dict[int, str]:
+        return {chip.value: chip.colour for chip in builtin_profile(self.profile).chips}
+
+    def _film(self, over: list[tuple[str, dict[str, dict[int, int]]]], dealer: bool) -> None:
+        """Arms reach over each zone in turn, changing the chips; then the camera is given time
+        to see every zone still (its observations land before the next line)."""
+        for zone, changes in over:
+            if zone.startswith("bet:") and not self.film.counted(zone):
+                raise ScriptError(f"{zone} is counted by no filmed camera ({', '.join(self.film.cameras)})")
+            self.t += self.film.move(self.t, zone, changes, dealer)
+        self.t += self.film.settle_seconds
+
     def chips(self, seat: int) -> None:
         pairs = tuple(sorted(self.bets.get(seat, {}).items(), reverse=True))
         obs = ChipsInZone(round(self.t, 4), f"bet:{seat}", sum(v * n for v, n in pairs), pairs)
@@ -151,6 +170,18 @@ class Simulator:
 
     def do_profile(self, profile: str) -> None:
         self.profile = profile
+        if self.film:
+            self.film.colours = self._colours()
+
+    def do_camera(self, name: str, fps: str = str(FPS)) -> None:
+        """The camera *name* films the bets: pushes and sweeps are in its video, not ``camera`` lines."""
+        if self.hands:
+            raise ScriptError("camera: must come before the first hand")
+        if self.film is None:
+            self.film = Film(self._colours(), int(fps))
+        elif int(fps) != self.film.fps:
+            raise ScriptError(f"camera {name}: every camera films at {self.film.fps} frames a second")
+        self.film.add_camera(name)
 
     def do_seat(self, seat: str, name: str, stack: str) -> None:
         self._hall(SeatPresence(round(self.t, 4), int(seat), True, player=name, stack=int(stack)))
@@ -167,14 +198,28 @@ class Simulator:
 
     def do_hand(self, *posted: str) -> None:
         """A new hand; ``posted`` the blinds already in the bet zones, e.g. ``1:50 2:100``."""
+        self.hands += 1
+        if self.film:
+            self._gather()
         self.bets, self.holes = {}, {}
         for zone, uids in self.contents.items():      # the dealer has gathered the last hand's cards
             if uids:
                 self._change(zone, set())
+        chip_set = sorted(self.film.colours) if self.film else CHIP_SET
         for entry in posted:
             seat, amount = map(int, entry.split(":"))
-            self.bets[seat] = {value: count for value, count in breakdown(amount, CHIP_SET)}
+            self.bets[seat] = {value: count for value, count in breakdown(amount, chip_set)}
         self.press("new-hand")
+        if self.film and self.bets:
+            self.t += 0.1
+            self._film([(f"bet:{seat}", {f"bet:{seat}": dict(chips)}) for seat, chips in self.bets.items()], False)
+
+    def _gather(self) -> None:
+        """Filmed: the dealer clears the last hand's chips off the table (pot and bets) before new-hand."""
+        zones = [f"bet:{seat}" for seat, chips in self.bets.items() if chips] + (["pot"] if self.pot else [])
+        self.pot = {}
+        if zones:
+            self._film([(zone, {zone: {}}) for zone in zones], True)
 
     def do_deal(self, *holes: str) -> None:
         pairs = [(int(seat), cards) for seat, cards in (h.split(":") for h in holes)]
@@ -201,12 +246,23 @@ class Simulator:
         for chip in chips:
             value, _, count = chip.partition("x")
             zone[int(value)] = zone.get(int(value), 0) + int(count or 1)
-        self.chips(int(seat))
+        if self.film:
+            self._film([(f"bet:{seat}", {f"bet:{seat}": dict(zone)})], False)
+        else:
+            self.chips(int(seat))
 
     def do_sweep(self) -> None:
+        swept = []
         for seat in [s for s, zone in self.bets.items() if zone]:
+            for value, count in self.bets[seat].items():
+                self.pot[value] = self.pot.get(value, 0) + count
             self.bets[seat] = {}
-            self.chips(seat)
+            if self.film:
+                swept.append((f"bet:{seat}", {f"bet:{seat}": {}, "pot": dict(self.pot)}))
+            else:
+                self.chips(seat)
+        if swept:
+            self._film(swept, True)
 
     def do_fold(self, seat: str) -> None:
         for card in self.holes.get(int(seat), []):
@@ -329,7 +385,7 @@ class Simulator:
         self._heartbeats(self.t + 1.0)
         lines = merge(self.lines, self.shoe.lines, self._polls())
         return Recording(self.table, self.profile, self.table_text, [self._deck_dict(d) for d in self.decks],
-                         self.decks[0].deck, lines)
+                         self.decks[0].deck, lines, cameras=self.film.tracks(self.t + 1.0) if self.film else [])
 
     @staticmethod
     def _deck_dict(deck: Deck) -> dict:
