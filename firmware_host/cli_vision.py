@@ -164,7 +164,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
         counters[name] = vision.Counter(calibs[name], models[name])
     images = [_read(data / f["file"]) for f in labels["frames"]]
 
-    exact = visible = occluded_ok = occluded = wrong_stable = uncertain = emitted = emitted_right = 0
+    exact = visible = occluded_ok = occluded = wrong_stable = uncertain = blocked = emitted = emitted_right = 0
     stable = stable_right = held_uncertain = arm_wrong = 0
     cards_right = cards = 0
     confusion = {t: {p: 0 for p in values + ["none"]} for t in values}
@@ -189,6 +189,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
                 stable_right += sum(v * n for v, n in stability.reported(name)) == truth["amount"]
             held_uncertain += stability.state(name) == "uncertain"
             uncertain += zc.status == "uncertain"
+            blocked += zc.status == "occluded"
             exact += zc.status == "ok" and zc.amount == truth["amount"]
             if name in observations:
                 emitted += 1
@@ -213,7 +214,8 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     return {
         "bench": "vision", "frames": len(images), "zone_frames_visible": visible,
         "exact_share": round(exact / visible, 4), "uncertain_share": round(uncertain / visible, 4),
-        "wrong_share": round((visible - exact - uncertain) / visible, 4),
+        "occluded_share": round(blocked / visible, 4),
+        "wrong_share": round((visible - exact - uncertain - blocked) / visible, 4),
         "zone_frames_occluded": occluded, "occluded_reported_share": round(occluded_ok / max(occluded, 1), 4),
         "wrong_while_occluded": arm_wrong,
         "wrongly_stable_while_occluded": wrong_stable,
@@ -235,8 +237,8 @@ def cmd_bench_vision(args) -> int:
     print(f"evaluation set:        {f['frames']} frames 1280x720 from {len(f['cameras'])} cameras "
           f"({', '.join(f['cameras'])}), {f['zone_frames_visible']} visible zone-frames, "
           f"{f['zone_frames_occluded']} with an arm over the zone")
-    print(f"amount exact, 1 frame: {f['exact_share']:.2%}  (low confidence: {f['uncertain_share']:.2%};"
-          f" wrong and confident: {f['wrong_share']:.2%})")
+    print(f"amount exact, 1 frame: {f['exact_share']:.2%}  (low confidence: {f['uncertain_share']:.2%}; "
+          f"unreadable, nothing over the zone: {f['occluded_share']:.2%}; wrong and confident: {f['wrong_share']:.2%})")
     print(f"arm over zone:         reported occluded {f['occluded_reported_share']:.2%} (else counted beside the arm); "
           f"wrong and confident: {f['wrong_while_occluded']}; wrongly stable: {f['wrongly_stable_while_occluded']} "
           "(must be 0)")

@@ -38,6 +38,7 @@ __all__ = ["CameraHealth", "CardSeen", "Counter", "FrameResult", "Stability", "S
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 MIN_CONFIDENCE = 0.5
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
+REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
 
 
 @dataclass(frozen=True)
@@ -130,11 +131,14 @@ class Counter:
                             cards[area.name] = pixels.astype(bool)
             self.rois.append(_Roi(zone, x0, y0, x1, y1, mask.astype(bool), cards))
         self.rois.sort(key=lambda r: r.zone.kind != "cards")  # card areas first: chip zones use them
-        ref = np.round(self.cam.project(np.array(lay.reference))).astype(np.int32)
-        rx0, ry0 = ref.min(0)
-        rx1, ry1 = ref.max(0)
-        inset = max(2, (rx1 - rx0) // 5)
-        self.ref_box = (ry0 + inset, ry1 - inset, rx0 + inset, rx1 - inset)
+        patch = np.array(lay.reference)  # its middle (shrunk to 60 % about its centre): no felt at its edges
+        inner = self.cam.project(patch.mean(0) + 0.6 * (patch - patch.mean(0)))
+        rx0, ry0 = np.floor(inner.min(0)).astype(int)
+        rx1, ry1 = np.ceil(inner.max(0)).astype(int) + 1
+        self.ref_box = (ry0, ry1, rx0, rx1)
+        ref_mask = np.zeros((ry1 - ry0, rx1 - rx0), np.uint8)
+        cv2.fillConvexPoly(ref_mask, np.round(inner - (rx0, ry0)).astype(np.int32), 1)
+        self.ref_mask = ref_mask.astype(bool)
         self.felt = models.felt
         self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
         # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
@@ -160,7 +164,16 @@ class Counter:
     def white(self, frame: np.ndarray) -> np.ndarray:
         """The reference patch's colour in *frame* (BGR)."""
         y0, y1, x0, x1 = self.ref_box
-        return frame[y0:y1, x0:x1].reshape(-1, 3).mean(0)
+        return frame[y0:y1, x0:x1][self.ref_mask].mean(0)
+
+    def reference_ok(self, frame: np.ndarray) -> bool:
+        """Whether the reference patch is seen whole: even (a hand or a chip over part of it is not)
+        and not dark. Without it no colour can be trusted."""
+        y0, y1, x0, x1 = self.ref_box
+        patch = frame[y0:y1, x0:x1][self.ref_mask].astype(np.float32)
+        mean = patch.mean(0)
+        return (float(mean.mean()) >= REFERENCE_MIN_LEVEL
+                and float((patch.std(0) / np.maximum(mean, 1.0)).max()) <= REFERENCE_MAX_SPREAD)
 
     def _ring(self, x: float, y: float, z: float, shape: np.ndarray | None = None) -> np.ndarray:
         """Image outline of a chip's circle centred at (x, y) at height z (N x 2)."""
@@ -298,6 +311,12 @@ class Counter:
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the calibration "
                              f"{self.calib.image_size[0]}x{self.calib.image_size[1]}")
         white = self.white(frame)
+        if not self.reference_ok(frame):  # the patch covered (an arm) or dark: nothing can be read
+            zones = {r.zone.name: ZoneCount(r.zone.name, "occluded", 0, (), (), 0.0, True)
+                     for r in self.rois if r.zone.kind != "cards"}
+            cards = {r.zone.name: CardSeen(r.zone.name, False, False, True) for r in self.rois if r.zone.kind == "cards"}
+            self._last_grey = (frame, _half_grey(frame))
+            return FrameResult(zones, cards, tuple(float(c) for c in white))
         zones, cards = {}, {}
         change = None
         grey = _half_grey(frame)
@@ -650,9 +669,10 @@ class CameraHealth:
     """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``."""
 
     def __init__(self, counter: Counter, timeout: float = 1.0, frozen: int = 5, focus: float | None = None,
-                 min_light: float = 40.0) -> None:
+                 min_light: float = 40.0, persist: int = 5) -> None:
         self.counter, self.timeout, self.frozen, self.min_light = counter, timeout, frozen, min_light
-        self.focus = focus
+        self.focus, self.persist = focus, persist  # light and focus faults: over *persist* frames in a row
+        self._streak: dict[str, int] = {}
         self._last_t: float | None = None
         self._last_frame = None
         self._same = 0
@@ -681,13 +701,18 @@ class CameraHealth:
             if self._same >= self.frozen:
                 now["frozen-frames"] = f"{self._same + 1} identical frames"
             level = float(np.mean(self.counter.white(frame)))
+            seen: dict[str, str] = {}  # an arm passing over the patch is not a fault: only what lasts is
             if level < self.min_light:
-                now["lost-light"] = f"reference patch at {level:.0f}/255"
+                seen["lost-light"] = f"reference patch at {level:.0f}/255"
             sharp = self.sharpness(frame)
             if self.focus is None:
                 self.focus = sharp
-            elif sharp < 0.3 * self.focus and "lost-light" not in now:
-                now["lost-focus"] = f"sharpness {sharp:.0f}, calibrated {self.focus:.0f}"
+            elif sharp < 0.3 * self.focus and "lost-light" not in seen:
+                seen["lost-focus"] = f"sharpness {sharp:.0f}, calibrated {self.focus:.0f}"
+            for fault in ("lost-light", "lost-focus"):
+                self._streak[fault] = self._streak.get(fault, 0) + 1 if fault in seen else 0
+                if fault in seen and (self._streak[fault] >= self.persist or fault in self.faults):
+                    now[fault] = seen[fault]
         out: list = []
         for fault, detail in now.items():
             if fault not in self.faults:

@@ -71,14 +71,29 @@ def test_camera_faults_and_recovery(health_counter):
     fault = health.feed(1.7, None)
     assert fault and isinstance(fault[0], DeviceFault) and fault[0].fault == "no-frames"
     assert health.feed(1.8, frames[3]) == [DeviceRecovered(1.8, "camera", "no-frames cleared")]
-    # the light goes
-    dark = (frames[4] * 0.1).astype(np.uint8)
-    assert [o.fault for o in health.feed(1.9, dark)] == ["lost-light"]
-    assert [type(o) for o in health.feed(2.0, frames[5])] == [DeviceRecovered]
-    # focus lost: a strong blur
-    blurred = cv2.GaussianBlur(frames[6], (0, 0), 6)
-    assert [o.fault for o in health.feed(2.1, blurred)] == ["lost-focus"]
-    assert [type(o) for o in health.feed(2.2, frames[7])] == [DeviceRecovered]
+    # the light goes: a fault once it has lasted 5 frames (an arm over the patch is not one)
+    dark = [(frames[4 + k] * 0.1).astype(np.uint8) for k in range(6)]
+    assert [health.feed(1.9, dark[0]), health.feed(1.95, frames[10])] == [[], []]  # a passing shadow
+    out = [health.feed(2.0 + k / 100, dark[k]) for k in range(5)]
+    assert out[:4] == [[]] * 4 and [o.fault for o in out[4]] == ["lost-light"]
+    assert [type(o) for o in health.feed(2.1, frames[5])] == [DeviceRecovered]
+    # focus lost: a strong blur, for 5 frames
+    out = [health.feed(2.2 + k / 100, cv2.GaussianBlur(frames[11 + k], (0, 0), 6)) for k in range(5)]
+    assert out[:4] == [[]] * 4 and [o.fault for o in out[4]] == ["lost-focus"]
+    assert [type(o) for o in health.feed(2.3, frames[7])] == [DeviceRecovered]
+
+
+def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
+    """The colours are read against the white patch: an arm over it leaves nothing to trust."""
+    frame = next(iter(open_replay(str(DATA / "clip_right.mp4"))))[1]
+    assert health_counter.reference_ok(frame)
+    y0, y1, x0, x1 = health_counter.ref_box
+    covered = frame.copy()
+    covered[y0:(y0 + y1) // 2, x0:x1] = (90, 120, 170)  # a hand over half of it
+    result = health_counter.count(covered, frame)
+    assert not health_counter.reference_ok(covered)
+    assert {zc.status for zc in result.zones.values()} == {"occluded"}
+    assert not any(c.present for c in result.cards.values())
 
 
 def test_observe_turns_the_clip_into_observations(health_counter):
