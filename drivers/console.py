@@ -1,10 +1,13 @@
-"""The dealer console: four buttons in, an alert LED and a buzzer out (gpiozero).
+"""The dealer console: four buttons in, an alert LED, a buzzer and a chips LED out (gpiozero).
 
 Buttons become :class:`~firmware_host.observations.ConsolePress` observations,
 stamped by an injected clock. Events drive the outputs: an irregularity that
 needs the floor lights the alert LED (blinking) and beeps the buzzer until it
-is resolved (:func:`alert_state` is the pure part). On a Pi, gpiozero picks
-its native pin factory; tests and replays use ``gpiozero.pins.mock.MockFactory``.
+is resolved (:func:`alert_state` is the pure part). The chips LED asks the
+dealer to look at a bet the camera cannot count with confidence (:meth:`Console.ask`):
+the camera publishes no guess, the dealer spreads or straightens the stack. On a
+Pi, gpiozero picks its native pin factory; tests and replays use
+``gpiozero.pins.mock.MockFactory``.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ class ConsolePins:
     buttons: Mapping[str, int]
     alert_led: int
     buzzer: int
+    chips_led: int | None = None  # "check the chips": a count the camera is not sure of
 
     def __post_init__(self) -> None:
         unknown = set(self.buttons) - set(BUTTONS)
@@ -39,6 +43,7 @@ class ConsolePins:
         if missing:
             raise ValueError(f"console.buttons: missing {sorted(missing)}")
         pins = [*self.buttons.values(), self.alert_led, self.buzzer]
+        pins += [self.chips_led] if self.chips_led is not None else []
         if len(set(pins)) != len(pins):
             raise ValueError(f"console: a pin is used twice in {pins}")
         for pin in pins:
@@ -51,12 +56,14 @@ def load_console_pins(table: Mapping, file: str = "table profile") -> ConsolePin
     console = table.get("console")
     if not isinstance(console, Mapping):
         raise ValueError(f"{file}: console: missing table")
-    unknown = set(console) - {"alert_led", "buzzer", "buttons"}
+    unknown = set(console) - {"alert_led", "buzzer", "buttons", "chips_led"}
     if unknown:
         raise ValueError(f"{file}: console.{sorted(unknown)[0]}: unknown key")
     try:
         buttons = {name: int(pin) for name, pin in console["buttons"].items()}
-        return ConsolePins(buttons, int(console["alert_led"]), int(console["buzzer"]))
+        chips = console.get("chips_led")
+        return ConsolePins(buttons, int(console["alert_led"]), int(console["buzzer"]),
+                           int(chips) if chips is not None else None)
     except KeyError as exc:
         raise ValueError(f"{file}: console.{exc.args[0]}: missing") from None
     except (TypeError, ValueError, AttributeError) as exc:
@@ -85,6 +92,8 @@ class Console:
         self._blink = blink            # False for replays: steady outputs, no timer threads
         self._devices = []
         self.alert = False
+        self.asking: frozenset[str] = frozenset()  # the zones the dealer is asked to look at
+        self.chips_led = None
         try:
             self._buttons = {}
             for name, pin in pins.buttons.items():
@@ -98,6 +107,9 @@ class Console:
             self._devices.append(self.led)
             self.buzzer = Buzzer(pins.buzzer, pin_factory=pin_factory)
             self._devices.append(self.buzzer)
+            if pins.chips_led is not None:
+                self.chips_led = LED(pins.chips_led, pin_factory=pin_factory)
+                self._devices.append(self.chips_led)
         except Exception:
             self.close()
             raise
@@ -123,6 +135,17 @@ class Console:
             self.led.off()
             self.buzzer.off()
         self.alert = alert
+
+    def ask(self, zones: Iterable[str]) -> None:
+        """Ask the dealer to look at the chips of *zones* (held still, not counted with confidence):
+        the chips LED stays on while any is asked; none lit without a chips LED (logged only)."""
+        zones = frozenset(zones)
+        if zones != self.asking:
+            if zones - self.asking:
+                log.info("dealer asked to check the chips in %s", ", ".join(sorted(zones - self.asking)))
+            if self.chips_led is not None:
+                self.chips_led.on() if zones else self.chips_led.off()
+            self.asking = zones
 
     def close(self) -> None:
         """Release this console's pins, and only them."""

@@ -19,6 +19,10 @@ def register(commands, bench, calibrate) -> None:
                      help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, console")
     run.add_argument("--decks", default=None, help="with --devices: the deck registry directory")
     run.add_argument("--shoe", default="/dev/ttyACM0", help="with --devices: the shoe's serial port")
+    run.add_argument("--camera", action="append", default=[], metavar="NAME=INDEX",
+                     help="with --devices: a chip camera (V4L2 device INDEX) calibrated as NAME; repeat per camera")
+    run.add_argument("--calibration", default=".", metavar="DIR",
+                     help="with --camera: where camera-NAME-table.json and camera-NAME-chips.json are")
     run.add_argument("--recording", default=None,
                      help="replay this recording through the drivers as the source (docs/recording.md)")
     run.add_argument("--speed", type=float, default=10.0, help="demo pace, x real time (0: flat out)")
@@ -122,8 +126,38 @@ def _open_devices(args):
     if not registry.decks:
         raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
     readers = parse_readers(table, args.devices)
-    return Devices(shoe_port=args.shoe, registry=registry, readers=readers, chips=open_real(readers),
-                   console_pins=load_console_pins(table, args.devices))
+    cameras = _open_cameras(args.camera, Path(args.calibration))
+    try:
+        return Devices(shoe_port=args.shoe, registry=registry, readers=readers, chips=open_real(readers),
+                       console_pins=load_console_pins(table, args.devices), cameras=cameras)
+    except Exception:
+        for feed in cameras:
+            feed.close()
+        raise
+
+
+def _open_cameras(specs: list[str], directory):
+    """``--camera NAME=INDEX``: each camera opened with the calibration files of NAME in *directory*."""
+    from drivers.camera import open_device
+
+    from .cameras import CameraFeed, load_camera_calibration
+    feeds = []
+    try:
+        for spec in specs:
+            name, sep, index = spec.partition("=")
+            if not sep or not name or not index.isdigit():
+                raise ValueError(f"--camera expects NAME=INDEX (a V4L2 device number), not {spec!r}")
+            calib, models = load_camera_calibration(directory / f"camera-{name}-table.json",
+                                                    directory / f"camera-{name}-chips.json")
+            if calib.layout.camera != name:
+                raise ValueError(f"{directory / f'camera-{name}-table.json'}: calibrates camera "
+                                 f"{calib.layout.camera}, not {name}")
+            feeds.append(CameraFeed(name, open_device(int(index), tuple(calib.image_size)), calib, models))
+    except Exception:
+        for feed in feeds:
+            feed.close()
+        raise
+    return feeds
 
 
 def _recording_source(path: str, speed: float, skip: int):

@@ -1,16 +1,20 @@
-"""The table's devices, opened together: shoe, zone readers, console; one stream of observations.
+"""The table's devices, opened together: shoe, zone readers, console, chip cameras; one stream
+of observations.
 
 The service reads :meth:`Devices.observations` as its source and gives the
 engine's events back to :meth:`Devices.show` (the console's alert LED and
-buzzer). A :class:`~firmware_host.recorder.Recorder` may listen to every raw
-stream. Everything is closable; each driver releases only its own resources.
+buzzer). Each chip camera (:class:`~firmware_host.cameras.CameraFeed`) runs in
+its own thread; a count it cannot make with confidence lights the console's
+chips LED. A :class:`~firmware_host.recorder.Recorder` may listen to the raw
+streams of the shoe, the readers and the console (not the cameras' video yet).
+Everything is closable; each driver releases only its own resources.
 """
 from __future__ import annotations
 
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from drivers.console import Console
 from drivers.shoe import Shoe
@@ -21,10 +25,11 @@ from .observations import DeviceFault, DeviceRecovered, Observation
 
 
 class Devices:
-    """Shoe on *shoe_port*, the MFRC522s *chips* of *readers*, the console on *console_pins*."""
+    """Shoe on *shoe_port*, the MFRC522s *chips* of *readers*, the console on *console_pins*,
+    the chip *cameras* (:class:`~firmware_host.cameras.CameraFeed`, already opened: closed here)."""
 
     def __init__(self, *, shoe_port: str, registry, readers, chips, console_pins, recorder=None,
-                 clock: Callable[[], float] = time.monotonic, pin_factory=None) -> None:
+                 clock: Callable[[], float] = time.monotonic, pin_factory=None, cameras: Sequence = ()) -> None:
         self._queue: queue.Queue[Observation] = queue.Queue()
         self._stop = threading.Event()
         self._recorder = recorder
@@ -42,6 +47,24 @@ class Devices:
             self.shoe.close()
             raise
         self._poller.start()
+        self.cameras = list(cameras)
+        self._clock = clock
+        self._filming = [threading.Thread(target=self._film, args=(feed,), name=f"camera-{feed.name}", daemon=True)
+                         for feed in self.cameras]
+        for thread in self._filming:
+            thread.start()
+
+    def _film(self, feed) -> None:
+        """One camera, frame after frame, until :meth:`close`: its observations, and the dealer
+        asked to look at the zones no camera can count with confidence."""
+        while not self._stop.is_set():
+            try:
+                for obs in feed.tick(self._clock()):
+                    self._queue.put(obs)
+            except Exception as exc:  # noqa: BLE001 - a camera that breaks is a fault, never the end
+                self._queue.put(DeviceFault(self._clock(), f"camera:{feed.name}", "error", repr(exc)))
+                self._stop.wait(1.0)
+            self.console.ask(set().union(*(c.unsure() for c in self.cameras)))
 
     def _from_shoe(self, obs: Observation) -> None:
         if self._recorder is not None:
@@ -75,6 +98,10 @@ class Devices:
     def close(self) -> None:
         self._stop.set()
         self._poller.join(5)
+        for thread in self._filming:
+            thread.join(5)
+        for feed in self.cameras:
+            feed.close()
         self.zones.close()
         self.shoe.close()
         self.console.close()

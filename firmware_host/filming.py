@@ -23,13 +23,14 @@ import numpy as np
 
 from calibration.geometry import calibrate_table, load_layout
 
+from .cameras import STABLE_FRAMES
 from .recording import CameraTrack
 from .render import Arm, Scene, Stack, apart, arm_mask, calibration_shows, mount_camera, render
 from .vision import learn_chips
 
 LAYOUT = Path(__file__).resolve().parents[1] / "hardware" / "camera" / "table8.toml"
 FPS = 4                 # frames a second
-STABLE = 3              # still frames the replay's Stability needs (replay.STABLE_FRAMES)
+STABLE = STABLE_FRAMES  # still frames the Stability of a camera feed needs
 REACH_FRAMES = 3        # an arm is over a zone for this many frames while chips move
 SETTLE_FRAMES = STABLE + 2   # after the arm: one frame of motion, N still frames, one spare
 MAX_STACK = 10          # chips in one rendered stack

@@ -19,25 +19,22 @@ from dataclasses import dataclass, field
 import serial
 from gpiozero.pins.mock import MockFactory
 
-from calibration.chips import load_models
 from calibration.deck import Deck, Registry
-from calibration.geometry import load_calibration
 from calibration.readers import parse_readers
 from drivers.camera import open_replay
 from drivers.console import Console, load_console_pins
 from drivers.shoe import ShoeSession
 from drivers.zones import PollRecord, ZoneTracker
 
+from .cameras import CameraFeed, load_camera_calibration
 from .engine import HandEngine
 from .events import Event
 from .observations import Observation, from_dict
 from .profile import builtin_profile
 from .recording import CameraTrack, Recording, RecordingError, merge
-from .vision import CameraHealth, Counter, Stability
 
 
 TICK = 0.5      # seconds between two checks of the shoe's heartbeat timer
-STABLE_FRAMES = 3   # N: still frames before a zone's chips are reported (docs/vision.md)
 
 
 class _Pty:
@@ -68,46 +65,16 @@ class _Pty:
         os.close(self.master)
 
 
-class CameraFeed:
-    """One recorded camera: its video read by the camera driver, counted with its own calibration.
-
-    The same steps as ``drivers.camera.observe`` (health, then count against the previous
-    frame, then stability), one frame per :meth:`tick`, so the recording's clock drives it.
-    """
-
-    def __init__(self, directory, track: CameraTrack) -> None:
-        calib = _calibration(load_calibration, directory / track.table)
-        models = _calibration(load_models, directory / track.chips)
-        self.name = track.name
-        self.counter = Counter(calib, models)
-        self.stability = Stability(STABLE_FRAMES)
-        self.health = CameraHealth(self.counter)
-        try:
-            self.camera = open_replay(str(directory / track.video), times=track.times)
-        except OSError as exc:
-            raise RecordingError(f"camera {track.name}: {exc}") from None
-        self._previous = None
-
-    def tick(self, t: float) -> list[Observation]:
-        """Read the frame due at *t*: the camera's observations (chip counts, faults)."""
-        item = self.camera.read()
-        if item is None:                    # the file has no frame for this time
-            return self.health.feed(t, None)
-        t, frame = item
-        out = self.health.feed(t, frame) + self.stability.feed(t, self.counter.count(frame, self._previous))
-        self._previous = frame
-        return out
-
-    def close(self) -> None:
-        self.camera.close()
-
-
-def _calibration(loader, path):
-    """A camera calibration file read by *loader*; a bad one is a RecordingError naming it."""
+def _camera(directory, track: CameraTrack) -> CameraFeed:
+    """One recorded camera: its video read by the camera driver, counted with its own calibration
+    (the recording's clock drives it: one frame per tick); errors are RecordingErrors naming the file."""
     try:
-        return loader(path)
-    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-        raise RecordingError(f"{path}: not a usable calibration: {exc}") from None
+        calib, models = load_camera_calibration(directory / track.table, directory / track.chips)
+        return CameraFeed(track.name, open_replay(str(directory / track.video), times=track.times), calib, models)
+    except ValueError as exc:
+        raise RecordingError(str(exc)) from None
+    except OSError as exc:
+        raise RecordingError(f"camera {track.name}: {exc}") from None
 
 
 @dataclass
@@ -140,7 +107,7 @@ class Replay:
             if rec.cameras and rec.directory is None:
                 raise RecordingError("the recording has cameras but no directory to read their videos from")
             for track in rec.cameras:
-                self.cameras[track.name] = CameraFeed(rec.directory, track)
+                self.cameras[track.name] = _camera(rec.directory, track)
         except BaseException:
             self.close()        # what was opened before the bad camera
             raise
@@ -182,6 +149,7 @@ class Replay:
             out.append(from_dict(line["obs"]))
         elif kind == "frame":
             out += self.cameras[line["camera"]].tick(t)
+            self.console.ask(set().union(*(c.unsure() for c in self.cameras.values())))
         return out
 
     def stream(self, speed: float | None = None) -> Iterator[Observation]:

@@ -611,6 +611,10 @@ class Stability:
     def state(self, zone: str) -> str:
         return self._state.get(zone, "settling")
 
+    def unsure(self) -> frozenset[str]:
+        """The zones held still but not counted with confidence: the dealer is asked to look."""
+        return frozenset(zone for zone, state in self._state.items() if state == "uncertain")
+
     def reported(self, zone: str) -> tuple[tuple[int, int], ...] | None:
         """The chips last reported for *zone* (None before the first report)."""
         return self._reported.get(zone)

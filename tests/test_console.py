@@ -3,7 +3,7 @@ import pytest
 from gpiozero import LED
 from gpiozero.pins.mock import MockFactory
 
-from drivers.console import Console, ConsolePins
+from drivers.console import Console, ConsolePins, load_console_pins
 from firmware_host.observations import CardEntered
 
 from table import Table
@@ -55,3 +55,28 @@ def test_bad_pin_map_fails_at_start_up_naming_the_key():
         ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19, "deal": 4}, 20, 21)
     with pytest.raises(ValueError, match="used twice"):
         ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}, 5, 21)
+
+
+def test_the_chips_led_asks_the_dealer_to_look_at_an_unsure_count():
+    factory = MockFactory()
+    pins = ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}, alert_led=20, buzzer=21,
+                       chips_led=16)
+    with Console(pins, lambda press: None, pin_factory=factory, blink=False) as console:
+        led = factory.pin(16)
+        console.ask({"bet:3"})
+        assert led.state and console.asking == {"bet:3"}
+        console.ask({"bet:3", "pot"})
+        assert led.state
+        console.ask(())
+        assert not led.state
+    with Console(PINS, lambda press: None, pin_factory=MockFactory(), blink=False) as console:
+        console.ask({"bet:3"})  # no chips LED on this console: asked, logged, nothing lit
+        assert console.asking == {"bet:3"} and console.chips_led is None
+
+
+def test_the_chips_led_pin_is_checked_with_the_others():
+    with pytest.raises(ValueError, match="used twice"):
+        ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}, 20, 21, chips_led=20)
+    table = {"console": {"alert_led": 20, "buzzer": 21, "chips_led": 16,
+                         "buttons": {"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}}}
+    assert load_console_pins(table).chips_led == 16

@@ -72,3 +72,86 @@ def test_service_on_the_devices_alerts_the_console_and_publishes(tmp_path):
             devices.close()
             td.close()
     os.close(slave)
+
+
+def _camera_over(tmp_path, scenes, name="right"):
+    """A chip camera whose sensor is a video file of rendered *scenes*, calibrated as an installer does."""
+    import cv2
+    import numpy as np
+
+    from calibration.geometry import calibrate_table, load_layout
+    from drivers.camera import open_replay
+    from firmware_host import vision
+    from firmware_host.cameras import CameraFeed
+    from firmware_host.render import HOUSE_004, mount_camera, render
+    data = Path(__file__).parent / "data" / "vision"
+    layout = load_layout(Path(__file__).parents[1] / "hardware" / "camera" / "table8.toml").view(name)
+    calib = calibrate_table(cv2.imread(str(data / f"table_{name}.jpg")), layout)
+    models = vision.learn_chips(calib, {v: cv2.imread(str(data / f"chips_{name}_{v}.jpg")) for v in HOUSE_004})
+    video = tmp_path / f"{name}.mp4"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"mp4v"), 10, (1280, 720))
+    camera = mount_camera(layout)
+    for k, scene in enumerate(scenes):
+        frame = render(scene, layout, camera, seed=1).astype(np.int16)
+        frame += np.random.default_rng(k).normal(0, 2, frame.shape).astype(np.int16)  # a live sensor's noise
+        writer.write(np.clip(frame, 0, 255).astype(np.uint8))
+    writer.release()
+    return CameraFeed(name, open_replay(str(video), start=time.monotonic()), calib, models)
+
+
+def _devices_with(tmp_path, feed, factory):
+    table = tomllib.loads(TABLE.read_text())
+    readers = parse_readers(table, TABLE.name)
+    chips, _ = open_emulated(readers, VirtualClock())
+    master, slave = os.openpty()
+    shoe = SimShoe(master)
+    devices = Devices(shoe_port=os.ttyname(slave), registry=Registry([demo_deck("blue", "blue")]), readers=readers,
+                      chips=chips, console_pins=load_console_pins(table, TABLE.name), pin_factory=factory,
+                      cameras=[feed])
+    return devices, shoe, slave
+
+
+def test_a_camera_among_the_devices_gives_chip_counts_and_asks_the_dealer_when_unsure(tmp_path):
+    from firmware_host.observations import ChipsInZone
+    from firmware_host.render import HOUSE_004, Scene, Stack
+    counted = Scene((Stack(-430, -300, 500, 3),), colours=HOUSE_004)
+    touching = Scene((Stack(-436, -319, 500, 3), Stack(-424, -281, 500, 3)), colours=HOUSE_004)  # side by side
+    feed = _camera_over(tmp_path, [counted] * 4 + [touching] * 6)
+    factory = MockFactory()
+    devices, shoe, slave = _devices_with(tmp_path, feed, factory)
+    seen, lit = [], False
+    try:
+        deadline = time.monotonic() + 20
+        stop = lambda: time.monotonic() > deadline or (lit and seen)  # noqa: E731
+        for obs in devices.observations(stop):
+            if isinstance(obs, ChipsInZone):
+                seen.append(obs)
+            lit = lit or factory.pin(16).state
+        bet1 = [o.chips for o in seen if o.zone == "bet:1"]
+        assert bet1 == [((500, 3),)]  # once; the two stacks in one blob are never a guess
+        assert all(o.chips == () for o in seen if o.zone != "bet:1")  # the empty zones, once each
+        deadline = time.monotonic() + 10
+        while not factory.pin(16).state and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert factory.pin(16).state and devices.console.asking == {"bet:1"}  # the chips LED: look at bet:1
+    finally:
+        devices.close()
+        shoe.close()
+        os.close(slave)
+    assert feed.camera.closed
+
+
+def test_tablectl_run_checks_its_cameras_before_opening_anything(tmp_path):
+    import subprocess
+    import sys
+    demo_deck("blue", "blue").save(tmp_path / "decks")
+    config = write_config(tmp_path / "c", 1)
+
+    def run(*camera):
+        return subprocess.run([sys.executable, "-m", "firmware_host.cli", "run", "--config", str(config),
+                               "--devices", str(TABLE), "--decks", str(tmp_path / "decks"), *camera],
+                              capture_output=True, text=True, timeout=60)
+    done = run("--camera", "right")
+    assert done.returncode == 2 and "--camera expects NAME=INDEX" in done.stderr
+    done = run("--camera", "right=0", "--calibration", str(tmp_path))
+    assert done.returncode == 2 and "camera-right-table.json: not a usable table calibration" in done.stderr
