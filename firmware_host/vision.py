@@ -42,7 +42,8 @@ STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it 
 MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
 CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
 OUTLIER_PX, KEEP_SHARE = 1.5, 0.6  # see Counter._stack
-CONFIDENT_SIGMAS = 2.0  # see _count_confidence
+STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outline is not one stack's
+CONFIDENT_SIGMAS = 1.5  # see _count_confidence
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 
 
@@ -465,6 +466,8 @@ class Counter:
         excess = round(float(spans[keep].mean() - columns[1, keep].mean()), 3)  # what chip calibration learns
         count = max(1, int(round(est)))
         sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
+        if np.abs(shape - np.median(shape)).max() > STRAY_CHIPS * per_chip:
+            sigma = max(sigma, 1.0)  # columns chips apart: not one stack's outline (a card, a stack behind it)
         if self._trace is not None:
             self._trace.append(dict(spans=spans, columns=columns, bias=bias, est=est, x=cx, y=cy,
                                     value=value, rise=rise, per_chip=per_chip, sigma=sigma))
@@ -478,7 +481,7 @@ def _count_confidence(est: float, sigma: float) -> float:
     """A count's confidence from its height *est* (chips) and that height's uncertainty *sigma*:
     at least MIN_CONFIDENCE only when the half-way point to the next count is over
     ``CONFIDENT_SIGMAS`` uncertainties away: a wrong count then needs an error of over
-    0.5 + CONFIDENT_SIGMAS * sigma chips, over 7 sigma for a plain stack (sigma about 0.09)."""
+    0.5 + CONFIDENT_SIGMAS * sigma chips: over 6 sigma for a plain stack (sigma 0.08-0.2)."""
     if est < 0.5:
         return 0.0
     off = abs(est - round(est))
