@@ -41,6 +41,7 @@ INNER_TOP, INNER_BOT = (3, 7), (3, 6)  # rows inside an edge whose median is the
 STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack
 MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
 CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
+COLUMN_MARGIN = 0.25  # share of the base's width left out on either side (the rim's steep ends)
 OUTLIER_PX, KEEP_SHARE = 1.5, 0.6  # see Counter._stack
 STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outline is not one stack's
 CONFIDENT_SIGMAS = 1.5  # see _count_confidence
@@ -221,7 +222,7 @@ class Counter:
         top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
         near_top = self._ring(x, y, z) - origin
         u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
-        cols = np.arange(int(np.ceil(u0 + 0.25 * (u1 - u0))), int(np.floor(u1 - 0.25 * (u1 - u0))) + 1)
+        cols = np.arange(int(np.ceil(u0 + COLUMN_MARGIN * (u1 - u0))), int(np.floor(u1 - COLUMN_MARGIN * (u1 - u0))) + 1)
         r0, r1 = int(max(top[:, 1].min() - 6, 0)), int(min(base[:, 1].max() + 9, crop.shape[0]))
         cols = cols[(cols >= 0) & (cols < crop.shape[1])]
         if len(cols) < 2 or r1 - r0 < 6:
@@ -481,7 +482,7 @@ def _count_confidence(est: float, sigma: float) -> float:
     """A count's confidence from its height *est* (chips) and that height's uncertainty *sigma*:
     at least MIN_CONFIDENCE only when the half-way point to the next count is over
     ``CONFIDENT_SIGMAS`` uncertainties away: a wrong count then needs an error of over
-    0.5 + CONFIDENT_SIGMAS * sigma chips: over 6 sigma for a plain stack (sigma 0.08-0.2)."""
+    0.5 + CONFIDENT_SIGMAS * sigma chips: 4 to 7.5 sigma for a plain stack (sigma 0.08-0.2)."""
     if est < 0.5:
         return 0.0
     off = abs(est - round(est))
