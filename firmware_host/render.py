@@ -3,7 +3,10 @@
 No public data set of casino chips exists, so the vision pipeline is measured
 on pictures drawn here: the felt, the ArUco markers and the white reference
 patch, cards face up or down, chips spread and stacked, arms reaching over
-zones, under a random light colour and level, with glare, blur and noise.
+zones, under a random light colour and level, with glare, blur and noise, seen
+through the camera's auto exposure (it keeps the frame's mean brightness within
+its range, as libcamera does by default, so brighter light does not clip the
+white patch; the light's colour and the glare stay).
 
 A stack is a cylinder of chip-thickness layers: each layer shows its side (the
 face colour, shaded, with the white edge spots that face the camera) and the
@@ -74,6 +77,7 @@ class Scene:
     blur: float = 0.6
     noise: float = 2.0
     colours: dict = field(default_factory=dict)  # value -> colour name
+    auto_exposure: bool = True  # the camera's exposure follows the light (False: fixed exposure)
 
 
 def mount_camera(layout: Layout, name: str | None = None) -> CameraModel:
@@ -232,10 +236,14 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size=(1280, 720), 
     img = cv2.resize(img, size, interpolation=cv2.INTER_AREA).astype(np.float32)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     vignette = 1 - 0.25 * (((xx - w / 2) / w) ** 2 + ((yy - h / 2) / h) ** 2)
-    img *= (vignette[..., None] * np.array(scene.light, np.float32))
+    img *= vignette[..., None]
+    unlit = float(img.mean())
+    img *= np.array(scene.light, np.float32)
     gu, gv, gs = scene.glare
     if gs:
         img += gs * np.exp(-(((xx - gu * w) / (0.08 * w)) ** 2 + ((yy - gv * h) / (0.08 * w)) ** 2))[..., None]
+    if scene.auto_exposure:  # the camera's auto exposure (libcamera's default): the frame's mean brightness
+        img *= float(np.clip(unlit / max(float(img.mean()), 1e-3), 0.6, 1.6))  # kept, within its range
     if scene.blur:
         img = cv2.GaussianBlur(img, (0, 0), scene.blur)
     img += rng.normal(0, scene.noise, img.shape).astype(np.float32)

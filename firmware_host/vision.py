@@ -47,6 +47,7 @@ STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outlin
 CONFIDENT_SIGMAS = 1.5  # see _count_confidence
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
+SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,6 @@ class Counter:
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in getattr(models, "edge_dir", {}).items()}
         self._collect: list | None = None  # chip calibration gathers the chips' pixels here
-        self._trace: list | None = None  # diagnostics: each stack's column measurements
 
     # -- helpers -----------------------------------------------------------------------------
     def white(self, frame: np.ndarray) -> np.ndarray:
@@ -535,9 +535,6 @@ class Counter:
         sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
         if np.abs(shape - np.median(shape)).max() > STRAY_CHIPS * per_chip:
             sigma = max(sigma, 1.0)  # columns chips apart: not one stack's outline (a card, a stack behind it)
-        if self._trace is not None:
-            self._trace.append(dict(spans=spans, columns=columns, bias=bias, est=est, x=cx, y=cy,
-                                    value=value, rise=rise, per_chip=per_chip, sigma=sigma))
         count_conf = _count_confidence(est, sigma)
         return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
                          tuple(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
@@ -752,7 +749,8 @@ class Stability:
 
 
 class CameraHealth:
-    """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``."""
+    """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``,
+    ``overexposed``."""
 
     def __init__(self, counter: Counter, timeout: float = 1.0, frozen: int = 5, focus: float | None = None,
                  min_light: float = 40.0, persist: int = 5) -> None:
@@ -790,12 +788,17 @@ class CameraHealth:
             seen: dict[str, str] = {}  # an arm passing over the patch is not a fault: only what lasts is
             if level < self.min_light:
                 seen["lost-light"] = f"reference patch at {level:.0f}/255"
+            y0, y1, x0, x1 = self.counter.ref_box
+            patch = frame[y0:y1, x0:x1][self.counter.ref_mask].mean(0)
+            if (patch >= SATURATED).any():
+                seen["overexposed"] = (f"reference patch saturated ({', '.join(f'{c:.0f}' for c in patch)}): "
+                                       "exposure too long (auto exposure off?); bright chips lose their colour")
             sharp = self.sharpness(frame)
             if self.focus is None:
                 self.focus = sharp
             elif sharp < 0.3 * self.focus and "lost-light" not in seen:
                 seen["lost-focus"] = f"sharpness {sharp:.0f}, calibrated {self.focus:.0f}"
-            for fault in ("lost-light", "lost-focus"):
+            for fault in ("lost-light", "lost-focus", "overexposed"):
                 self._streak[fault] = self._streak.get(fault, 0) + 1 if fault in seen else 0
                 if fault in seen and (self._streak[fault] >= self.persist or fault in self.faults):
                     now[fault] = seen[fault]

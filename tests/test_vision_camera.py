@@ -108,3 +108,14 @@ def test_observe_turns_the_clip_into_observations(health_counter):
     faults = [o for o in out if isinstance(o, DeviceFault)]
     assert [f.fault for f in faults] == ["no-frames"]  # only once the clip has ended
     assert faults[0].t >= 100
+
+
+def test_a_saturated_patch_is_reported_when_it_lasts(health_counter):
+    """Exposure too long (auto exposure off): the white patch clips and bright chips lose their colour.
+    The TD hears of it once it lasts."""
+    frame = next(iter(open_replay(str(DATA / "clip_right.mp4"))))[1]
+    bright = np.clip(frame.astype(np.float32) * 1.25, 0, 255).astype(np.uint8)  # the patch clips at 255
+    health = vision.CameraHealth(health_counter, frozen=100)
+    out = [health.feed(k / 10, np.clip(bright.astype(np.int16) + k % 3, 0, 255).astype(np.uint8)) for k in range(5)]
+    assert out[:4] == [[]] * 4 and [o.fault for o in out[4]] == ["overexposed"]
+    assert [type(o) for o in health.feed(0.5, frame)] == [DeviceRecovered]
