@@ -166,16 +166,20 @@ def _camera(path: Path, number: int, entry) -> CameraTrack:
                        **{key: entry[key] for key in CAMERA_FILES})
 
 
+def _json_lines(name: Path, text: str) -> Iterator[tuple[int, object]]:
+    """(line number, value) of each non-blank line of *text*; RecordingError naming *name* and the line."""
+    for number, raw in enumerate(text.splitlines(), 1):
+        if raw.strip():
+            try:
+                yield number, json.loads(raw)
+            except ValueError as exc:
+                raise RecordingError(f"{name}:{number}: not JSON: {exc}") from None
+
+
 def _frame_times(name: Path) -> list[float]:
     """A camera's frame times: line n is ``{"frame": n, "t": seconds}``, times never decreasing."""
     times: list[float] = []
-    for number, raw in enumerate(name.read_text().splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError as exc:
-            raise RecordingError(f"{name}:{number}: not JSON: {exc}") from None
+    for number, line in _json_lines(name, name.read_text()):
         if not isinstance(line, dict) or line.get("frame") != len(times) or not isinstance(line.get("t"), (int, float)):
             raise RecordingError(f"{name}:{number}: expected {{\"frame\": {len(times)}, \"t\": seconds}}")
         if times and line["t"] < times[-1]:
@@ -192,13 +196,7 @@ def _lines(path: Path) -> Iterator[dict]:
     else:
         raise RecordingError(f"{path}: no streams.jsonl or streams.jsonl.gz")
     last = 0.0
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = json.loads(raw)
-        except ValueError as exc:
-            raise RecordingError(f"{name}:{number}: not JSON: {exc}") from None
+    for number, line in _json_lines(name, text):
         if not isinstance(line, dict) or line.get("s") not in STREAMS or not isinstance(line.get("t"), (int, float)):
             raise RecordingError(f"{name}:{number}: a line needs a time 't' and a stream 's' of {STREAMS}")
         if line["t"] < last:
