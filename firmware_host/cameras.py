@@ -38,7 +38,9 @@ class CameraFeed:
     """One camera: :meth:`tick` reads its next frame and gives the observations it makes."""
 
     def __init__(self, name: str, camera, calib, models, frames: int = STABLE_FRAMES) -> None:
-        self.name, self.camera = name, camera
+        self.name, self.camera, self.calib, self.models = name, camera, calib, models
+        self.on_frame = None  # a recorder's hook: each frame read, with its time
+        self.missed = 0  # ticks in a row without a frame
         self.counter = Counter(calib, models)
         self.stability = Stability(frames)
         self.health = CameraHealth(self.counter)
@@ -48,8 +50,12 @@ class CameraFeed:
         """The next frame (or none, stamped *t*): chip counts, camera faults."""
         item = self.camera.read()
         if item is None:
+            self.missed += 1
             return self.health.feed(t, None)
+        self.missed = 0
         t, frame = item
+        if self.on_frame is not None:
+            self.on_frame(t, frame)
         out = self.health.feed(t, frame) + self.stability.feed(t, self.counter.count(frame, self._previous))
         self._previous = frame
         return out

@@ -38,6 +38,10 @@ def register(commands, bench, calibrate) -> None:
     rec.add_argument("--shoe", default="/dev/ttyACM0", help="the shoe's serial port (or a pyserial URL)")
     rec.add_argument("--profile", default="000", help="the house-rules profile")
     rec.add_argument("--table", default="table-1", help="the table id")
+    rec.add_argument("--camera", action="append", default=[], metavar="NAME=INDEX",
+                     help="a chip camera (V4L2 device INDEX) calibrated as NAME, filmed too; repeat per camera")
+    rec.add_argument("--calibration", default=".", metavar="DIR",
+                     help="with --camera: where camera-NAME-table.json and camera-NAME-chips.json are")
     rec.set_defaults(func=cmd_record)
 
     b = bench.add_parser("replay", help="replay speed over the whole scenario corpus, as fast as possible")
@@ -159,19 +163,28 @@ def cmd_record(args) -> int:
         return 2
     decks = [{"deck": d.deck, "back": d.back, "cards": dict(d.cards)} for d in registry.decks.values()]
     recorder = Recorder(args.table, args.profile, text, decks, registry.in_play)
+    from .cli_publish import _open_cameras
+    try:
+        cameras = _open_cameras(args.camera, Path(args.calibration), clock=recorder.now)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         chips = open_real(readers)
     except Exception as exc:       # no SPI on this machine, or a reader not answering
+        for feed in cameras:
+            feed.close()
         print(f"error: the zone readers cannot be opened: {exc}", file=sys.stderr)
         return 2
     deadline = time.monotonic() + args.seconds if args.seconds else None
     interrupted = []
     signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
     record_session(recorder, shoe_port=args.shoe, registry=registry, readers=readers, chips=chips,
-                   console_pins=pins,
+                   console_pins=pins, cameras=cameras,
                    stop=lambda: bool(interrupted) or (deadline is not None and time.monotonic() > deadline))
     recording = recorder.recording()
     path = recording.save(args.out)
+    recorder.discard()
     print(f"{path}: {len(recording.lines)} lines, {recording.duration:.1f} s")
     return 0
 

@@ -136,8 +136,9 @@ def _open_devices(args):
         raise
 
 
-def _open_cameras(specs: list[str], directory):
-    """``--camera NAME=INDEX``: each camera opened with the calibration files of NAME in *directory*."""
+def _open_cameras(specs: list[str], directory, clock=None):
+    """``--camera NAME=INDEX``: each camera opened with the calibration files of NAME in *directory*
+    (frames stamped by *clock*, by default the monotonic clock)."""
     from drivers.camera import open_device
 
     from .cameras import CameraFeed, load_camera_calibration
@@ -152,7 +153,8 @@ def _open_cameras(specs: list[str], directory):
             if calib.layout.camera != name:
                 raise ValueError(f"{directory / f'camera-{name}-table.json'}: calibrates camera "
                                  f"{calib.layout.camera}, not {name}")
-            feeds.append(CameraFeed(name, open_device(int(index), tuple(calib.image_size)), calib, models))
+            camera = open_device(int(index), tuple(calib.image_size), **({"clock": clock} if clock else {}))
+            feeds.append(CameraFeed(name, camera, calib, models))
     except Exception:
         for feed in feeds:
             feed.close()

@@ -65,6 +65,8 @@ class Devices:
                 self._queue.put(DeviceFault(self._clock(), f"camera:{feed.name}", "error", repr(exc)))
                 self._stop.wait(1.0)
             self.console.ask(set().union(*(c.unsure() for c in self.cameras)))
+            if feed.missed:  # a live camera blocks until its next frame; a file that has ended does not
+                self._stop.wait(0.05)
 
     def _from_shoe(self, obs: Observation) -> None:
         if self._recorder is not None:

@@ -74,8 +74,9 @@ def test_service_on_the_devices_alerts_the_console_and_publishes(tmp_path):
     os.close(slave)
 
 
-def _camera_over(tmp_path, scenes, name="right"):
-    """A chip camera whose sensor is a video file of rendered *scenes*, calibrated as an installer does."""
+def _camera_over(tmp_path, scenes, name="right", clock=None):
+    """A chip camera whose sensor is a video file of rendered *scenes*, calibrated as an installer does
+    (frames stamped by *clock* as they are read, like a live camera's, when given)."""
     import cv2
     import numpy as np
 
@@ -96,6 +97,9 @@ def _camera_over(tmp_path, scenes, name="right"):
         frame += np.random.default_rng(k).normal(0, 2, frame.shape).astype(np.int16)  # a live sensor's noise
         writer.write(np.clip(frame, 0, 255).astype(np.uint8))
     writer.release()
+    if clock is not None:
+        from drivers.camera import Camera
+        return CameraFeed(name, Camera(cv2.VideoCapture(str(video)), clock, str(video)), calib, models)
     return CameraFeed(name, open_replay(str(video), start=time.monotonic()), calib, models)
 
 

@@ -113,3 +113,40 @@ def test_replay_publishes_for_real_with_broker_url(tmp_path):
         client.loop_stop()
         client.disconnect()
     assert got[0] == "hand-started" and got[-1] == "hand-ended" and "hole-card-dealt" not in got
+
+
+def test_a_camera_is_recorded_as_video_and_replays_to_the_same_counts(tmp_path):
+    """`tablectl record --camera`: the frames go into the recording's video with their times, the
+    calibrations along; the replay reads them through the camera driver to the same chip counts."""
+    from firmware_host.observations import ChipsInZone
+    from firmware_host.render import HOUSE_004, Scene, Stack
+    from test_devices import _camera_over
+    text = TABLE.read_text()
+    table = tomllib.loads(text)
+    readers = parse_readers(table, TABLE.name)
+    deck = demo_deck("blue", "blue")
+    recorder = Recorder("t-rec", "004", text, [{"deck": "blue", "back": "blue", "cards": dict(deck.cards)}], "blue")
+    scenes = [Scene(colours=HOUSE_004)] * 4 + [Scene((Stack(-430, -300, 500, 3),), colours=HOUSE_004)] * 6
+    feed = _camera_over(tmp_path, scenes, clock=recorder.now)
+    chips, _ = open_emulated(readers, VirtualClock())
+    master, slave = os.openpty()
+    with SimShoe(master):
+        deadline = time.monotonic() + 15
+        live = record_session(recorder, shoe_port=os.ttyname(slave), registry=Registry([deck]), readers=readers,
+                              chips=chips, console_pins=load_console_pins(table, TABLE.name),
+                              pin_factory=MockFactory(), cameras=[feed],
+                              stop=lambda: feed.missed > 3 or time.monotonic() > deadline)
+    os.close(slave)
+    path = recorder.recording().save(tmp_path / "rec")
+    recorder.discard()
+    assert {"camera-right.mp4", "camera-right.jsonl", "camera-right-table.json", "camera-right-chips.json"} <= {
+        p.name for p in path.iterdir()}
+    recording = load(path)
+    assert len(recording.cameras[0].times) == 10
+
+    def counts(observations):
+        return [(o.zone, o.chips, round(o.t, 6)) for o in observations if isinstance(o, ChipsInZone)]
+    with Replay(recording) as replay:
+        again = [o for line in replay.timeline for o in replay.observations(line)]
+    assert counts(again) == counts(live)
+    assert ("bet:1", ((500, 3),)) in [c[:2] for c in counts(live)]
