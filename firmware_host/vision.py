@@ -392,6 +392,38 @@ class Counter:
         region[:y + height, w0:w1] = joined[labels]
         return region, card, d.astype(np.float32)
 
+    def _split_colour(self, crop, card_px, at, shape, white, not_felt, own, ell):
+        """A split stack's top face colour before its denomination is known: the top rows, in its
+        middle columns, of its blob joined again to its pixels on the card area, less the pixels
+        of the card's colour joined to the card beside it (a split blob's own top rows may be
+        its side, the card area having taken its top). None if no card is seen beside it."""
+        if white is None:
+            return None
+        x, y = at
+        height, width = shape
+        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
+        w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
+        near = card_px[:y + height, w0:w1].copy()
+        near[:, lo - w0:hi - w0] = False
+        if near.sum() < 20:
+            return None
+        f = features(cv2.blur(crop[:y + height, w0:w1], (3, 3)), white)
+        med = np.median(f[near], 0)
+        spread = np.maximum(1.4826 * np.median(np.abs(f[near] - med), 0), (0.012, 0.012, 0.04))
+        like = ((np.abs((f - med) / spread).max(-1) < 4) & not_felt[:y + height, w0:w1]).astype(np.uint8)
+        n, labels = cv2.connectedComponents(like, connectivity=4)
+        joined = np.zeros(n, bool)
+        joined[np.unique(labels[near & (like > 0)])] = True
+        joined[0] = False
+        ext = (own[:y + height, lo:hi] | card_px[:y + height, lo:hi]) & ~joined[labels[:, lo - w0:hi - w0]]
+        cols = np.arange(x + width // 4, x + width - width // 4)
+        cols = cols[(cols >= lo) & (cols < hi)]
+        cols = cols[ext[:, cols - lo].any(0)]
+        if len(cols) < 2:
+            return None
+        first = np.argmax(ext[:, cols - lo], axis=0).astype(float)
+        return self._top_colour(crop, white, cols, first, ell)
+
     def _top_colour(self, crop, white, cols, tops, ell):
         """Median colour of the top face just under the measured tops (crop rows) at *cols*."""
         if white is None:
@@ -480,7 +512,7 @@ class Counter:
         n, labels, stats, _ = _components(fg)
         h, w = fg.shape
         stacks, worst = [], 1.0
-        work = [(labels, i, stats[i], False) for i in range(1, n)]
+        work = [(labels, i, stats[i], None) for i in range(1, n)]  # split: the pixels a card may hold
         while work:
             labels, i, (x, y, bw, bh, area), split = work.pop()
             if area < 12:
@@ -492,7 +524,7 @@ class Counter:
             blob = labels[y:y + bh, x:x + bw] == i
             low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
             base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
-            if not split and cut is not None:  # a card lying behind, merged with the stack in the picture?
+            if split is None and cut is not None:  # a card lying behind, merged with the stack in the picture?
                 own_low = low & ~cut[y + bh - len(low):y + bh, x:x + bw]  # the base is never on a card
                 cols = np.flatnonzero(own_low.any(0)) if own_low.any() else base_cols
                 band = np.zeros(bw, bool)
@@ -502,7 +534,9 @@ class Counter:
                     part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
                     part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
                     m, sub, sub_stats, _ = _components(part)
-                    work += [(sub, k, sub_stats[k], True) for k in range(1, m)]
+                    beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
+                    beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
+                    work += [(sub, k, sub_stats[k], beside) for k in range(1, m)]
                     continue
             touches = x == 0 or y == 0 or x + bw == w or y + bh == h
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
@@ -526,7 +560,7 @@ class Counter:
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
             stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
-                                      white, (x, y), fg_raw, own.astype(bool), card_px if split else None))
+                                      white, (x, y), fg_raw, own.astype(bool), split))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -565,12 +599,25 @@ class Counter:
             self._collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
         direction = self._directions.get(value)
         card = card_px is not None and card_px.any()
-        seen = self._card_contrast(crop, card_px, at, blob.shape, white, value, not_felt) if card else None
-        if seen is not None:  # a card unlike the chip: the stack's pixels on the card area are its own
+        seen = None
+        if card:  # the denomination from the top face, which the card area may have cut off the blob
+            again = self._split_colour(crop, card_px, at, blob.shape, white, not_felt, own, ell)
+            read, read_conf = self.models.classify(again) if again is not None and self.models.chips else (None, 0.0)
+            if read in self._directions and read_conf >= MIN_CONFIDENCE:
+                seen = self._card_contrast(crop, card_px, at, blob.shape, white, read, not_felt)
+                if seen is not None:
+                    value, colour_conf, colour, direction = read, read_conf, again, self._directions[read]
+            if seen is None:
+                seen = self._card_contrast(crop, card_px, at, blob.shape, white, value, not_felt)
+        own0 = own
+
+        def extend(seen):  # a card unlike the chip: the stack's pixels on the card area are its own
             lo, hi = max(at[0] - 3, 0), at[0] + blob.shape[1] + 3
-            own = own.copy()
-            own[:at[1] + blob.shape[0], lo:hi] |= card_px[:at[1] + blob.shape[0], lo:hi]
-            own &= ~seen[0]
+            mine = own0.copy()
+            mine[:at[1] + blob.shape[0], lo:hi] |= card_px[:at[1] + blob.shape[0], lo:hi]
+            return mine & ~seen[0]
+
+        own = extend(seen) if seen is not None else own0
         keep = None
         for attempt in range(3):  # the base from the blob's bottom, then from the sub-pixel bottom edges
             measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own,
@@ -588,10 +635,14 @@ class Counter:
                     return StackSeen(cx, cy, None, 0, 0.0)
                 colour = again
                 read, colour_conf = self.models.classify(again) if self.models.chips else (None, 0.0)
-                if read != value:
-                    if attempt == 2 or read not in self._directions:
+                if read != value:  # measured along the wrong denomination's colours: again, or give up
+                    if attempt == 2 or read not in self._directions or colour_conf < MIN_CONFIDENCE:
                         return StackSeen(cx, cy, None, 0, 0.0)
                     value, direction = read, self._directions[read]
+                    seen = self._card_contrast(crop, card_px, at, blob.shape, white, value, not_felt)
+                    if seen is None:  # this one looks like the card
+                        return StackSeen(cx, cy, None, 0, 0.0)
+                    own = extend(seen)
                     continue
             if attempt == 2 or (attempt == 1 and seen is None) or (abs(shift) < 0.4 and (attempt == 1 or seen is None)):
                 break  # a split stack is measured twice at least: its height, hence its columns, from the spans
