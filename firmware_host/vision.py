@@ -252,8 +252,10 @@ class Counter:
         stack's blob, a little widened) keeps a card or stack just behind it out of them.
 
         *card* (a card's light-normalised colour and the direction from it to the chip's top
-        face, card 0, chip 1): a top with not-felt over it (*own* then leaves the card out) is
-        found along that direction against the card just over it. Also returns, per column, whether its top is against the card and,
+        face, card 0, chip 1): a top with not-felt just over it (*own* then leaves the card out)
+        is where the column leaves the chip's colour, for the felt's or the card's: the lesser of
+        the two profiles (chip 1 in both) crosses half the chip's level (a strip of felt between
+        chip and card is no chip along the card's direction alone). Also returns, per column, whether its top is against the card and,
         if so, whether the chip stands clear of it there (a step of over 0.6 along it).
         """
         base = self._ring(x, y, 0.0) - origin
@@ -299,13 +301,12 @@ class Counter:
         inner = np.arange(*INNER_TOP)[:, None]  # the chip just inside the edge (its face at the top)
         half_top = np.median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
         backed = clear = None
-        if card is not None and not_felt is not None:  # columns whose top is against a card
-            over = np.clip(top_row[None, :] - np.arange(3, 6)[:, None] + r0, 0, not_felt.shape[0] - 1)
-            backed = not_felt[over, cols[None, :]].mean(0) > 0.5
+        if card is not None and not_felt is not None:  # columns whose top is against a card (or near one)
+            over = np.clip(top_row[None, :] - np.arange(3, 8)[:, None] + r0, 0, not_felt.shape[0] - 1)
+            backed = not_felt[over, cols[None, :]].any(0)
             clear = np.ones(n_cols, bool)
-            if backed.any():
-                local = sub[np.clip(top_row[None, :] - np.arange(3, 7)[:, None], 0, n_rows - 1), at].mean(0)
-                along = ((sub - local) * scale) @ card[1]  # chip 1, the card just over it 0
+            if backed.any():  # the top: where the column leaves the chip's colour, for the felt's or the card's
+                along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[0]) @ card[1])
                 level = np.median(along[np.minimum(top_row + inner, bottom), at], 0)
                 clear = ~backed | (level > 0.6)
                 above = np.where(backed, along, above)
