@@ -251,8 +251,8 @@ class Counter:
         mask of pixels off the felt-and-glare plane) gives each column's rough ends; *own* (the
         stack's blob, a little widened) keeps a card or stack just behind it out of them.
 
-        *card* (a card's light-normalised colour and the direction from it to the chip's top
-        face, card 0, chip 1): a top with not-felt just over it (*own* then leaves the card out)
+        *card* (the card's pixels, its light-normalised colour and the direction from it to the
+        chip's top face, card 0, chip 1): a run of rows never bridges the card's pixels; a top with not-felt just over it (*own* then leaves the card out)
         is where the column leaves the chip's colour, for the felt's or the card's: the lesser of
         the two profiles (chip 1 in both) crosses half the chip's level (a strip of felt between
         chip and card is no chip along the card's direction alone). Also returns, per column, whether its top is against the card and,
@@ -283,6 +283,8 @@ class Counter:
         bridged = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((4, 1), np.uint8)).astype(bool)
         bridged[:2] |= mask[:2]
         bridged[-2:] |= mask[-2:]
+        if card is not None:  # a run never bridges a card (a strip of it between the chip and the felt)
+            bridged &= ~card[0][r0:r1, cols]
         if not mask.any(0).all():
             return None
         bottom = n_rows - 1 - np.argmax(mask[::-1], axis=0)
@@ -306,7 +308,7 @@ class Counter:
             backed = not_felt[over, cols[None, :]].any(0)
             clear = np.ones(n_cols, bool)
             if backed.any():  # the top: where the column leaves the chip's colour, for the felt's or the card's
-                along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[0]) @ card[1])
+                along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[1]) @ card[2])
                 level = np.median(along[np.minimum(top_row + inner, bottom), at], 0)
                 clear = ~backed | (level > 0.6)
                 above = np.where(backed, along, above)
@@ -622,7 +624,7 @@ class Counter:
         keep = None
         for attempt in range(3):  # the base from the blob's bottom, then from the sub-pixel bottom edges
             measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own,
-                                          seen[1:] if seen is not None else None)
+                                          seen)
             if measured is None:
                 return StackSeen(cx, cy, None, 0, 0.0)
             cols, spans, bottoms, backed, clear = measured
@@ -660,7 +662,13 @@ class Counter:
                 return StackSeen(cx, cy, None, 0, 0.0)
         against = np.zeros(len(cols), bool)
         if seen is not None and backed is not None:  # per column: the top against the felt, or clear of a card
-            against, keep = backed, clear  # a column whose top is not clear of the card: not measured
+            # and the chip's colour (neither the felt's nor the card's) just under it: a top found on a
+            # strip of card a pixel or two wide (blurred into the chip and the felt) is no top
+            under = np.clip(np.ceil(bottoms - spans).astype(int)[None, :] + np.arange(1, 5)[:, None], 0, crop.shape[0] - 1)
+            px = crop[under, np.clip(cols, 0, crop.shape[1] - 1)].astype(np.float32)
+            scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
+            chip = np.minimum(((px - felt_bgr) * scale) @ direction, (px * scale - seen[1]) @ seen[2]).min(0) > 0.5
+            against, keep = backed, clear & chip  # the other columns are not measured
             if keep.sum() < KEEP_SHARE * len(cols):
                 return StackSeen(cx, cy, None, 0, 0.0)
         most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
