@@ -252,11 +252,12 @@ class Counter:
         stack's blob, a little widened) keeps a card or stack just behind it out of them.
 
         *card* (the card's pixels, its light-normalised colour and the direction from it to the
-        chip's top face, card 0, chip 1): a run of rows never bridges the card's pixels; a top with not-felt just over it (*own* then leaves the card out)
-        is where the column leaves the chip's colour, for the felt's or the card's: the lesser of
-        the two profiles (chip 1 in both) crosses half the chip's level (a strip of felt between
-        chip and card is no chip along the card's direction alone). Also returns, per column, whether its top is against the card and,
-        if so, whether the chip stands clear of it there (a step of over 0.6 along it).
+        chip's top face, card 0, chip 1): a run of rows never bridges the card's pixels; a top
+        with not-felt just over it is where the column leaves the chip's colour, for the felt's
+        or the card's: the lesser of the two profiles (chip 1 in both) crosses half the chip's
+        level (a strip of felt between chip and card is no chip along the card's direction
+        alone). Also returns, per column, whether its top is near a card (None without *card*)
+        and whether the chip stands clear of it there (a step of over 0.6).
         """
         base = self._ring(x, y, 0.0) - origin
         top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
