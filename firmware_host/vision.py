@@ -48,6 +48,8 @@ CONFIDENT_SIGMAS = 1.5  # see _count_confidence
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
+CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
+CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 
 
 @dataclass(frozen=True)
@@ -235,7 +237,8 @@ class Counter:
 
     def _column_spans(self, crop, origin, x: float, y: float, felt: np.ndarray, z: float,
                       white: np.ndarray | None = None, direction: np.ndarray | None = None,
-                      not_felt: np.ndarray | None = None, own: np.ndarray | None = None):
+                      not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
+                      card: tuple | None = None):
         """Sub-pixel silhouette height (crop coordinates) at the columns both the base and the top
         face of a stack about *z* mm high cover: there the top is the top face's rim, not the side.
 
@@ -247,6 +250,14 @@ class Counter:
         Without a direction, the distance from the local felt is used. *not_felt* (the ROI's
         mask of pixels off the felt-and-glare plane) gives each column's rough ends; *own* (the
         stack's blob, a little widened) keeps a card or stack just behind it out of them.
+
+        *card* (the card's pixels, its light-normalised colour and the direction from it to the
+        chip's top face, card 0, chip 1): a run of rows never bridges the card's pixels; a top
+        with not-felt just over it is where the column leaves the chip's colour, for the felt's
+        or the card's: the lesser of the two profiles (chip 1 in both) crosses half the chip's
+        level (a strip of felt between chip and card is no chip along the card's direction
+        alone). Also returns, per column, whether its top is near a card (None without *card*)
+        and whether the chip stands clear of it there (a step of over 0.6).
         """
         base = self._ring(x, y, 0.0) - origin
         top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
@@ -273,6 +284,8 @@ class Counter:
         bridged = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((4, 1), np.uint8)).astype(bool)
         bridged[:2] |= mask[:2]
         bridged[-2:] |= mask[-2:]
+        if card is not None:  # a run never bridges a card (a strip of it between the chip and the felt)
+            bridged &= ~card[0][r0:r1, cols]
         if not mask.any(0).all():
             return None
         bottom = n_rows - 1 - np.argmax(mask[::-1], axis=0)
@@ -290,6 +303,17 @@ class Counter:
         below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
         inner = np.arange(*INNER_TOP)[:, None]  # the chip just inside the edge (its face at the top)
         half_top = np.median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
+        backed = clear = None
+        if card is not None and not_felt is not None:  # columns whose top is against a card (or near one)
+            over = np.clip(top_row[None, :] - np.arange(3, 8)[:, None] + r0, 0, not_felt.shape[0] - 1)
+            backed = not_felt[over, cols[None, :]].any(0)
+            clear = np.ones(n_cols, bool)
+            if backed.any():  # the top: where the column leaves the chip's colour, for the felt's or the card's
+                along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[1]) @ card[2])
+                level = np.median(along[np.minimum(top_row + inner, bottom), at], 0)
+                clear = ~backed | (level > 0.6)
+                above = np.where(backed, along, above)
+                half_top = np.where(backed, level / 2, half_top)
         inner = np.arange(*INNER_BOT)[:, None]  # (its side at the base)
         # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
         near = 1 if float(base[:, 1].min() + origin[1] - self._ring(x, y, self.t)[:, 1].min()) >= 1.5 else 0
@@ -304,7 +328,7 @@ class Counter:
         i = n_rows - 1 - np.argmax(hit[::-1], axis=0)
         a, b = below[i, at], below[i + 1, at]
         bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)
-        return cols, bottoms - tops, bottoms + r0
+        return cols, bottoms - tops, bottoms + r0, backed, clear
 
     def _sigma(self, x: float, y: float, count: int, shape: np.ndarray, per_chip: float) -> float:
         """The standard uncertainty (chips) of a stack's height measured at (x, y) as *count* chips.
@@ -334,6 +358,92 @@ class Counter:
         n_eff = max(n * (1 - rho) / (1 + rho), 1.0)  # neighbouring columns' errors go together (blur)
         edge = np.sqrt(power / max(n - 1, 1) / n_eff) / per_chip
         return float(np.sqrt(top ** 2 + edge ** 2 + CALIBRATION_SIGMA ** 2))
+
+    def _card_contrast(self, crop, card_px, at, shape, white, value, not_felt):
+        """How to tell a split stack's top from the cards beside it: (card, colour, direction),
+        the card's pixels near the stack (ROI mask), its light-normalised colour and the
+        direction from it to the chip's top face (card 0, chip 1). None when the cards look
+        too much like the chip (a red chip against a red back) or nothing tells: such a top
+        cannot be told from the card.
+
+        The card's pixels are those of the card's colour joined to the card beside the stack
+        (the chip's own white spots are of the card's colour too, but ringed by the chip's)."""
+        model = self.models.chips.get(value)
+        if model is None or white is None:
+            return None
+        x, y = at
+        height, width = shape
+        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
+        w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
+        near = card_px[:y + height, w0:w1].copy()
+        near[:, lo - w0:hi - w0] = False  # the cards beside the stack: never its own pixels
+        if near.sum() < 20:
+            return None
+        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
+        win = cv2.blur(crop[:y + height, w0:w1], (3, 3)).astype(np.float32) * scale
+        card = np.median(win[near], 0)
+        cb, cg, v = model.mean
+        chip = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
+        if float(model.distance(features(card[None, :] / scale, white))[0]) < CARD_SEPARATION:
+            return None
+        d = (chip - card) / float((chip - card) @ (chip - card))
+        like = ((((win - card) @ d) < 0.5) & not_felt[:y + height, w0:w1]).astype(np.uint8)
+        n, labels = cv2.connectedComponents(like, connectivity=4)
+        joined = np.zeros(n, bool)
+        joined[np.unique(labels[near & (like > 0)])] = True
+        joined[0] = False
+        region = np.zeros_like(card_px)
+        region[:y + height, w0:w1] = joined[labels]
+        return region, card, d.astype(np.float32)
+
+    def _split_colour(self, crop, card_px, at, shape, white, not_felt, own, ell):
+        """A split stack's top face colour before its denomination is known: the top rows, in its
+        middle columns, of its blob joined again to its pixels on the card area, less the pixels
+        of the card's colour joined to the card beside it (a split blob's own top rows may be
+        its side, the card area having taken its top). None if no card is seen beside it."""
+        if white is None:
+            return None
+        x, y = at
+        height, width = shape
+        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
+        w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
+        near = card_px[:y + height, w0:w1].copy()
+        near[:, lo - w0:hi - w0] = False
+        if near.sum() < 20:
+            return None
+        f = features(cv2.blur(crop[:y + height, w0:w1], (3, 3)), white)
+        med = np.median(f[near], 0)
+        spread = np.maximum(1.4826 * np.median(np.abs(f[near] - med), 0), (0.012, 0.012, 0.04))
+        like = ((np.abs((f - med) / spread).max(-1) < 4) & not_felt[:y + height, w0:w1]).astype(np.uint8)
+        n, labels = cv2.connectedComponents(like, connectivity=4)
+        joined = np.zeros(n, bool)
+        joined[np.unique(labels[near & (like > 0)])] = True
+        joined[0] = False
+        ext = (own[:y + height, lo:hi] | card_px[:y + height, lo:hi]) & ~joined[labels[:, lo - w0:hi - w0]]
+        cols = np.arange(x + width // 4, x + width - width // 4)
+        cols = cols[(cols >= lo) & (cols < hi)]
+        cols = cols[ext[:, cols - lo].any(0)]
+        if len(cols) < 2:
+            return None
+        first = np.argmax(ext[:, cols - lo], axis=0).astype(float)
+        return self._top_colour(crop, white, cols, first, ell)
+
+    def _top_colour(self, crop, white, cols, tops, ell):
+        """Median colour of the top face just under the measured tops (crop rows) at *cols*."""
+        if white is None:
+            return None
+        r0 = int(max(np.floor(tops.min()), 0))
+        r1 = int(min(np.ceil(tops.max()) + ell + 2, crop.shape[0]))
+        c0, c1 = int(cols.min()), int(cols.max()) + 1
+        if r1 - r0 < 3:
+            return None
+        win = cv2.blur(crop[r0:r1, c0:c1], (3, 3))
+        rows = np.ceil(tops - r0).astype(int)[None, :] + 1 + np.arange(max(ell - 2, 2))[:, None]
+        ok = rows < win.shape[0]
+        pix = win[np.minimum(rows, win.shape[0] - 1), (cols - c0)[None, :]][ok]
+        if len(pix) < 3:
+            return None
+        return np.median(features(pix, white), 0)
 
     def _base_pixel(self, c) -> np.ndarray:
         ring = self._ring(c[0], c[1], 0.0)
@@ -406,7 +516,7 @@ class Counter:
         n, labels, stats, _ = _components(fg)
         h, w = fg.shape
         stacks, worst = [], 1.0
-        work = [(labels, i, stats[i], False) for i in range(1, n)]
+        work = [(labels, i, stats[i], None) for i in range(1, n)]  # split: the pixels a card may hold
         while work:
             labels, i, (x, y, bw, bh, area), split = work.pop()
             if area < 12:
@@ -418,7 +528,7 @@ class Counter:
             blob = labels[y:y + bh, x:x + bw] == i
             low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
             base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
-            if not split and cut is not None:  # a card lying behind, merged with the stack in the picture?
+            if split is None and cut is not None:  # a card lying behind, merged with the stack in the picture?
                 own_low = low & ~cut[y + bh - len(low):y + bh, x:x + bw]  # the base is never on a card
                 cols = np.flatnonzero(own_low.any(0)) if own_low.any() else base_cols
                 band = np.zeros(bw, bool)
@@ -428,7 +538,9 @@ class Counter:
                     part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
                     part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
                     m, sub, sub_stats, _ = _components(part)
-                    work += [(sub, k, sub_stats[k], True) for k in range(1, m)]
+                    beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
+                    beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
+                    work += [(sub, k, sub_stats[k], beside) for k in range(1, m)]
                     continue
             touches = x == 0 or y == 0 or x + bw == w or y + bh == h
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
@@ -452,7 +564,7 @@ class Counter:
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
             stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
-                                      white, (x, y), fg_raw, own.astype(bool), card_px if split else None))
+                                      white, (x, y), fg_raw, own.astype(bool), split))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -490,23 +602,75 @@ class Counter:
             pix = crop[y:y + blob.shape[0], x:x + width][core].astype(np.float32)
             self._collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
         direction = self._directions.get(value)
-        for attempt in range(2):  # the base from the blob's bottom, then from the sub-pixel bottom edges
-            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own)
+        card = card_px is not None and card_px.any()
+        seen = None
+        if card:  # the denomination from the top face, which the card area may have cut off the blob
+            again = self._split_colour(crop, card_px, at, blob.shape, white, not_felt, own, ell)
+            read, read_conf = self.models.classify(again) if again is not None and self.models.chips else (None, 0.0)
+            if read in self._directions and read_conf >= MIN_CONFIDENCE:
+                seen = self._card_contrast(crop, card_px, at, blob.shape, white, read, not_felt)
+                if seen is not None:
+                    value, colour_conf, colour, direction = read, read_conf, again, self._directions[read]
+            if seen is None:
+                seen = self._card_contrast(crop, card_px, at, blob.shape, white, value, not_felt)
+        own0 = own
+
+        def extend(seen):  # a card unlike the chip: the stack's pixels on the card area are its own
+            lo, hi = max(at[0] - 3, 0), at[0] + blob.shape[1] + 3
+            mine = own0.copy()
+            mine[:at[1] + blob.shape[0], lo:hi] |= card_px[:at[1] + blob.shape[0], lo:hi]
+            return mine & ~seen[0]
+
+        own = extend(seen) if seen is not None else own0
+        keep = None
+        for attempt in range(3):  # the base from the blob's bottom, then from the sub-pixel bottom edges
+            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own,
+                                          seen)
             if measured is None:
                 return StackSeen(cx, cy, None, 0, 0.0)
-            cols, spans, bottoms = measured
+            cols, spans, bottoms, backed, clear = measured
             shift = float((bottoms - self._boundary(cx, cy, 0.0, cols + origin[0], upper=False) + origin[1]).mean())
-            if abs(shift) < 0.4 or attempt == 1:
-                break
-            u0, v0 = self._base_pixel((cx, cy))
-            cx, cy = self._base(u0, v0 + shift)
-        if card_px is not None and card_px.any():  # a card just over the top: the top may be hidden against it
+            if seen is not None:  # the split blob's rows miss its part on the card area: from the spans
+                span_px = max(span_px, int(np.ceil(float(np.median(spans)))))
+                rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t
+                z = float(np.clip(rough - 2 * self.t, 0, top_z))
+                again = self._top_colour(crop, white, cols, bottoms - spans, ell)  # the face, not the card
+                if again is None:
+                    return StackSeen(cx, cy, None, 0, 0.0)
+                colour = again
+                read, colour_conf = self.models.classify(again) if self.models.chips else (None, 0.0)
+                if read != value:  # measured along the wrong denomination's colours: again, or give up
+                    if attempt == 2 or read not in self._directions or colour_conf < MIN_CONFIDENCE:
+                        return StackSeen(cx, cy, None, 0, 0.0)
+                    value, direction = read, self._directions[read]
+                    seen = self._card_contrast(crop, card_px, at, blob.shape, white, value, not_felt)
+                    if seen is None:  # this one looks like the card
+                        return StackSeen(cx, cy, None, 0, 0.0)
+                    own = extend(seen)
+                    continue
+            if attempt == 2 or (attempt == 1 and seen is None) or (abs(shift) < 0.4 and (attempt == 1 or seen is None)):
+                break  # a split stack is measured twice at least: its height, hence its columns, from the spans
+            if abs(shift) >= 0.4:
+                u0, v0 = self._base_pixel((cx, cy))
+                cx, cy = self._base(u0, v0 + shift)
+        if card and seen is None:  # a card just over the top, like the chip: the top may be hidden against it
             top = np.floor(bottoms - spans).astype(int)
             c = np.clip(cols, 0, card_px.shape[1] - 1)
             touching = np.zeros(len(cols), bool)
             for up in (1, 2, 3):
                 touching |= card_px[np.clip(top - up, 0, card_px.shape[0] - 1), c]
             if touching.mean() > 0.2:
+                return StackSeen(cx, cy, None, 0, 0.0)
+        against = np.zeros(len(cols), bool)
+        if seen is not None and backed is not None:  # per column: the top against the felt, or clear of a card
+            # and the chip's colour (neither the felt's nor the card's) just under it: a top found on a
+            # strip of card a pixel or two wide (blurred into the chip and the felt) is no top
+            under = np.clip(np.ceil(bottoms - spans).astype(int)[None, :] + np.arange(1, 5)[:, None], 0, crop.shape[0] - 1)
+            px = crop[under, np.clip(cols, 0, crop.shape[1] - 1)].astype(np.float32)
+            scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
+            chip = np.minimum(((px - felt_bgr) * scale) @ direction, (px * scale - seen[1]) @ seen[2]).min(0) > 0.5
+            against, keep = backed, clear & chip  # the other columns are not measured
+            if keep.sum() < KEEP_SHARE * len(cols):
                 return StackSeen(cx, cy, None, 0, 0.0)
         most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
         columns = self._predicted_spans(cx, cy, cols + origin[0], most, per_column=True)  # 0..most chips
@@ -519,13 +683,14 @@ class Counter:
             return float(np.interp(span, predicted, np.arange(len(predicted)), left=0.0,
                                    right=len(predicted) - 1 + (span - predicted[-1]) / per_chip)), per_chip
 
-        keep = np.ones(len(cols), bool)
+        keep = np.ones(len(cols), bool) if keep is None else keep
+        valid = keep.copy()  # the columns measured against the felt or a card unlike the chip
         est, per_chip = height(keep)
         # columns whose span strays from the others' by over OUTLIER_PX (a white spot on the top face's
         # rim read as felt, a card's edge just behind) are left out when most columns agree
         k = int(min(max(round(est), 0), len(columns) - 1))
         shape = spans - columns[k]
-        agree = np.abs(shape - np.median(shape)) <= OUTLIER_PX
+        agree = (np.abs(shape - np.median(shape[keep])) <= OUTLIER_PX) & keep
         if agree.sum() >= KEEP_SHARE * len(cols) and not agree.all():
             keep = agree
             est, per_chip = height(keep)
@@ -533,7 +698,9 @@ class Counter:
         excess = round(float(spans[keep].mean() - columns[1, keep].mean()), 3)  # what chip calibration learns
         count = max(1, int(round(est)))
         sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
-        if np.abs(shape - np.median(shape)).max() > STRAY_CHIPS * per_chip:
+        if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
+            sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
+        if np.abs(shape[valid] - np.median(shape[valid])).max() > STRAY_CHIPS * per_chip:
             sigma = max(sigma, 1.0)  # columns chips apart: not one stack's outline (a card, a stack behind it)
         count_conf = _count_confidence(est, sigma)
         return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),

@@ -184,3 +184,23 @@ def test_a_card_lying_behind_a_stack_is_not_taken_for_chips(table, count):
         assert zc.status == "uncertain" or zc.chips == ((500, count),), (face_up, zc)
     alone = counter.count(picture(table, stacks, seed=count)).zones["bet:4"]
     assert alone.status == "ok" and alone.chips == ((500, count),)
+
+
+@pytest.mark.parametrize("zone,stack", [("bet:4", Stack(-260, 380, 500, 5)), ("bet:4", Stack(-260, 380, 500, 9)),
+                                        ("bet:3", Stack(-745, 170, 100, 5)), ("bet:3", Stack(-745, 170, 100, 8))])
+def test_a_stack_whose_top_ends_against_a_face_up_card_is_counted(table, zone, stack):
+    """The top found where each column leaves the chip's colour for the white card's (or the felt's)."""
+    counter = table[3]
+    result = counter.count(picture(table, [stack], cards=[("seat:" + zone[4:], True)], seed=stack.count))
+    zc = result.zones[zone]
+    assert zc.status == "ok" and zc.chips == ((stack.value, stack.count),), zc
+
+
+@pytest.mark.parametrize("count", [5, 8])
+def test_a_red_stack_against_a_red_card_back_stays_uncertain(table, count):
+    """Chip and card alike: where one ends and the other begins cannot be told, so no count is given."""
+    counter = table[3]
+    result = counter.count(picture(table, [Stack(-745, 170, 100, count)], cards=[("seat:3", False)], seed=count))
+    zc = result.zones["bet:3"]
+    assert result.cards["seat:3"].present and not result.cards["seat:3"].face_up
+    assert zc.status == "uncertain", zc
