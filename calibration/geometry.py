@@ -66,8 +66,12 @@ class Zone:
     polygon: tuple[tuple[float, float], ...]
 
     def contains(self, x: float, y: float) -> bool:
+        return self.inside(x, y) >= 0
+
+    def inside(self, x: float, y: float) -> float:
+        """How far (mm) the point is inside the zone's edge (negative: outside)."""
         poly = np.array(self.polygon, np.float32)
-        return cv2.pointPolygonTest(poly, (float(x), float(y)), False) >= 0
+        return float(cv2.pointPolygonTest(poly, (float(x), float(y)), True))
 
 
 @dataclass(frozen=True)

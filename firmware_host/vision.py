@@ -47,6 +47,7 @@ STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outlin
 CONFIDENT_SIGMAS = 1.5  # see _count_confidence
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
+EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
 CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
@@ -169,7 +170,7 @@ class Counter:
         self._felt_low = (0.6, -1e9, -bound)  # felt: level 0.6..1.6, glare up to 0.3, small residual
         self._felt_high = (1.6, 0.3, bound)
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
-        self._directions = {v: np.array(d, np.float32) for v, d in getattr(models, "edge_dir", {}).items()}
+        self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
         self._collect: list | None = None  # chip calibration gathers the chips' pixels here
 
     # -- helpers -----------------------------------------------------------------------------
@@ -550,8 +551,13 @@ class Counter:
                 continue  # a card or an arm beside the zone
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
-            if not roi.zone.contains(cx, cy):
+            inside = roi.zone.inside(cx, cy)
+            if inside < -EDGE_MM:
                 continue  # the base is in another zone
+            if inside < EDGE_MM:  # on the zone's edge: whose chips these are is the dealer's call, not a guess
+                worst = min(worst, 0.2)
+                stacks.append(StackSeen(cx, cy, None, 0, 0.2))
+                continue
             if not 0.6 * width <= base_cols[-1] - base_cols[0] + 1 <= 1.5 * width:
                 worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))

@@ -204,3 +204,15 @@ def test_a_red_stack_against_a_red_card_back_stays_uncertain(table, count):
     zc = result.zones["bet:3"]
     assert result.cards["seat:3"].present and not result.cards["seat:3"].face_up
     assert zc.status == "uncertain", zc
+
+
+def test_a_stack_on_a_zone_edge_is_never_silently_dropped_or_given(table):
+    """bet:1's right edge is x = -345 mm: a stack centred a few mm either side of it."""
+    counter = table[3]
+    for offset in (-12, -4, -1, 1, 4, 12):
+        x = -345 - offset  # offset > 0: the centre is inside bet:1
+        zc = counter.count(picture(table, [Stack(x, -300, 500, 4)], seed=abs(offset))).zones["bet:1"]
+        truth = ((500, 4),) if offset > 0 else ()
+        assert zc.status == "uncertain" or zc.chips == truth, (offset, zc)
+        if abs(offset) >= 12:
+            assert zc.status == "ok" and zc.chips == truth, (offset, zc)  # clearly on one side: counted
