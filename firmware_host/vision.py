@@ -372,14 +372,11 @@ class Counter:
         model = self.models.chips.get(value)
         if model is None or white is None:
             return None
-        x, y = at
-        height, width = shape
-        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
-        w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
-        near = card_px[:y + height, w0:w1].copy()
-        near[:, lo - w0:hi - w0] = False  # the cards beside the stack: never its own pixels
-        if near.sum() < 20:
+        beside = _beside(card_px, at, shape)
+        if beside is None:
             return None
+        w0, w1, near = beside
+        y, height = at[1], shape[0]
         scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
         win = cv2.blur(crop[:y + height, w0:w1], (3, 3)).astype(np.float32) * scale
         card = np.median(win[near], 0)
@@ -404,14 +401,13 @@ class Counter:
         its side, the card area having taken its top). None if no card is seen beside it."""
         if white is None:
             return None
+        beside = _beside(card_px, at, shape)
+        if beside is None:
+            return None
+        w0, w1, near = beside
         x, y = at
         height, width = shape
-        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
-        w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
-        near = card_px[:y + height, w0:w1].copy()
-        near[:, lo - w0:hi - w0] = False
-        if near.sum() < 20:
-            return None
+        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])  # the stack's own columns
         f = features(cv2.blur(crop[:y + height, w0:w1], (3, 3)), white)
         med = np.median(f[near], 0)
         spread = np.maximum(1.4826 * np.median(np.abs(f[near] - med), 0), (0.012, 0.012, 0.04))
@@ -824,6 +820,19 @@ class _Lazy:
 
     def __getitem__(self, index) -> np.ndarray:
         return features(self.crop[index], self.white)
+
+
+def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, int]):
+    """The card pixels beside a stack's blob (at *at*, *shape* rows x columns), in a window a blob's
+    width to either side and down to its base: (first column, last column, mask), or None when
+    fewer than 20 (the stack's own columns, 3 px wider, are never the card's)."""
+    x, y = at
+    height, width = shape
+    lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
+    w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
+    near = card_px[:y + height, w0:w1].copy()
+    near[:, lo - w0:hi - w0] = False
+    return (w0, w1, near) if near.sum() >= 20 else None
 
 
 def _components(mask: np.ndarray):
