@@ -84,14 +84,17 @@ def test_camera_faults_and_recovery(health_counter):
 
 
 def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
-    """The colours are read against the white patch: an arm over it leaves nothing to trust."""
+    """The colours are read against the white patch: an arm passing over it for a frame leaves the
+    light of the frame before; covered longer, nothing can be trusted."""
     frame = next(iter(open_replay(str(DATA / "clip_right.mp4"))))[1]
     assert health_counter.reference_ok(frame)
     y0, y1, x0, x1 = health_counter.ref_box
     covered = frame.copy()
     covered[y0:(y0 + y1) // 2, x0:x1] = (90, 120, 170)  # a hand over half of it
-    result = health_counter.count(covered, frame)
     assert not health_counter.reference_ok(covered)
+    passing = health_counter.count(covered, frame)
+    assert passing.zones == health_counter.count(frame, frame).zones  # read with the light of a frame ago
+    result = health_counter.count(covered, covered)
     assert {zc.status for zc in result.zones.values()} == {"occluded"}
     assert not any(c.present for c in result.cards.values())
 
