@@ -15,7 +15,7 @@ from calibration.geometry import load_calibration
 from .observations import Observation
 from .vision import CameraHealth, Counter, Stability
 
-__all__ = ["STABLE_FRAMES", "CameraFeed", "load_camera_calibration"]
+__all__ = ["STABLE_FRAMES", "CameraFeed", "load_camera_calibration", "unsure"]
 
 STABLE_FRAMES = 3   # N: still frames before a zone's chips are reported (docs/vision.md)
 
@@ -66,3 +66,8 @@ class CameraFeed:
 
     def close(self) -> None:
         self.camera.close()
+
+
+def unsure(feeds) -> set[str]:
+    """The zones any of *feeds* holds still but cannot count with confidence: the dealer is asked."""
+    return set().union(*(feed.unsure() for feed in feeds))

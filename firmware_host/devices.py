@@ -20,6 +20,7 @@ from drivers.console import Console
 from drivers.shoe import Shoe
 from drivers.zones import ZoneReaders
 
+from .cameras import unsure
 from .events import Event
 from .observations import DeviceFault, DeviceRecovered, Observation
 
@@ -64,7 +65,7 @@ class Devices:
             except Exception as exc:  # noqa: BLE001 - a camera that breaks is a fault, never the end
                 self._queue.put(DeviceFault(self._clock(), f"camera:{feed.name}", "error", repr(exc)))
                 self._stop.wait(1.0)
-            self.console.ask(set().union(*(c.unsure() for c in self.cameras)))
+            self.console.ask(unsure(self.cameras))
             if feed.missed:  # a live camera blocks until its next frame; a file that has ended does not
                 self._stop.wait(0.05)
 

@@ -26,7 +26,7 @@ from drivers.console import Console, load_console_pins
 from drivers.shoe import ShoeSession
 from drivers.zones import PollRecord, ZoneTracker
 
-from .cameras import CameraFeed, load_camera_calibration
+from .cameras import CameraFeed, load_camera_calibration, unsure
 from .engine import HandEngine
 from .events import Event
 from .observations import Observation, from_dict
@@ -149,7 +149,7 @@ class Replay:
             out.append(from_dict(line["obs"]))
         elif kind == "frame":
             out += self.cameras[line["camera"]].tick(t)
-            self.console.ask(set().union(*(c.unsure() for c in self.cameras.values())))
+            self.console.ask(unsure(self.cameras.values()))
         return out
 
     def stream(self, speed: float | None = None) -> Iterator[Observation]:

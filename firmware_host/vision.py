@@ -459,9 +459,10 @@ class Counter:
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the calibration "
                              f"{self.calib.image_size[0]}x{self.calib.image_size[1]}")
         white = self.white(frame)
-        if not self.reference_ok(frame) and previous is not None and self.reference_ok(previous):
+        seen = self.reference_ok(frame)
+        if not seen and previous is not None and self.reference_ok(previous):
             white = self.white(previous)  # an arm passing over the patch: the light of a frame ago
-        elif not self.reference_ok(frame):  # the patch covered (or dark) for more than a frame: nothing is read
+        elif not seen:  # the patch covered (or dark) for more than a frame: nothing is read
             zones = {r.zone.name: ZoneCount(r.zone.name, "occluded", 0, (), (), 0.0, True)
                      for r in self.rois if r.zone.kind != "cards"}
             cards = {r.zone.name: CardSeen(r.zone.name, False, False, True) for r in self.rois if r.zone.kind == "cards"}
