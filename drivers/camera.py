@@ -78,25 +78,3 @@ def open_replay(path: str, start: float = 0.0, times: Sequence[float] | None = N
         return start + k / fps
 
     return Camera(capture, clock, str(path))
-
-
-def observe(camera: Camera, counter, stability, health, clock: Callable[[], float] = time.monotonic,
-            max_misses: int = 50):
-    """The thin shell: frames in, observations out (``ChipsInZone``, camera ``DeviceFault``/``DeviceRecovered``).
-
-    *counter*, *stability* and *health* are :mod:`firmware_host.vision` objects. A missing
-    frame is stamped by *clock*; after *max_misses* missing frames in a row the generator
-    ends (a replay is over, or a device is gone: the health monitor has said so).
-    """
-    previous, misses = None, 0
-    while misses < max_misses:
-        item = camera.read()
-        if item is None:
-            misses += 1
-            yield from health.feed(clock(), None)
-            continue
-        misses = 0
-        t, frame = item
-        yield from health.feed(t, frame)
-        yield from stability.feed(t, counter.count(frame, previous))
-        previous = frame

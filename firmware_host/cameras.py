@@ -13,7 +13,7 @@ from calibration.chips import load_models
 from calibration.geometry import load_calibration
 
 from .observations import Observation
-from .vision import CameraHealth, Counter, Stability
+from .vision import CameraHealth, Counter, FaceUp, Stability
 
 __all__ = ["STABLE_FRAMES", "CameraFeed", "load_camera_calibration", "unsure"]
 
@@ -43,11 +43,12 @@ class CameraFeed:
         self.missed = 0  # ticks in a row without a frame
         self.counter = Counter(calib, models)
         self.stability = Stability(frames)
+        self.face_up = FaceUp(frames)
         self.health = CameraHealth(self.counter)
         self._previous = None
 
     def tick(self, t: float) -> list[Observation]:
-        """The next frame (or none, stamped *t*): chip counts, camera faults."""
+        """The next frame (or none, stamped *t*): chip counts, cards face up, camera faults."""
         item = self.camera.read()
         if item is None:
             self.missed += 1
@@ -56,7 +57,8 @@ class CameraFeed:
         t, frame = item
         if self.on_frame is not None:
             self.on_frame(t, frame)
-        out = self.health.feed(t, frame) + self.stability.feed(t, self.counter.count(frame, self._previous))
+        result = self.counter.count(frame, self._previous)
+        out = self.health.feed(t, frame) + self.stability.feed(t, result) + self.face_up.feed(t, result)
         self._previous = frame
         return out
 

@@ -81,6 +81,7 @@ class _Hand:
     dealt: int = 0                                           # hole cards dealt so far
     face_up_in_deck: int = 0
     exposed: int = 0                                         # hole cards exposed by the dealer
+    seen_up: set[str] = field(default_factory=set)           # cards (seats, after the deal) seen face up
     replace: dict[int, str] = field(default_factory=dict)    # seat -> exposed card to replace (002 C.2)
     deferred: list[Observation] = field(default_factory=list)  # waiting for the end of the deal
     flop_actions: int | None = None                          # actions count when the flop was dealt
@@ -421,15 +422,28 @@ class HandEngine:
                         f"{obs.zone}", cards=(obs.card,))
 
     def _on_CardExposed(self, obs: CardExposed, out: list[Event]) -> None:
+        """A card face up in a seat's card area. The camera does not say which: during the deal it
+        is the card the seat was dealt last (it landed face up, and was seen before the seat's next
+        card, a round later); once the deal is over no card is named, the seat's cards being secret."""
         hand = self._hand
         seat = zone_seat(obs.zone)
-        if hand is None or seat is None or hand.owner.get(obs.card) != seat:
+        if hand is None:
             return
+        held = [c for c, s in hand.owner.items() if s == seat]  # in the order dealt
+        card = obs.card if obs.card is not None else (held[-1] if held else None)
+        if card is None or card not in held:
+            return
+        key = card if obs.card is not None or hand.game.expects_hole else obs.zone  # after the deal: per seat
+        if key in hand.seen_up:
+            return  # a card already reported face up is not a second one
+        hand.seen_up.add(key)
         if hand.game.expects_hole:
-            return self._dealer_exposed(obs.t, seat, obs.card, out)
-        if seat in hand.game.in_hand:
-            self._irregular(out, obs.t, "player-exposed-cards", f"seat {seat} shows {obs.card} while the action "
-                            "is open", variant=None, seats=(seat,), cards=(obs.card,))
+            return self._dealer_exposed(obs.t, seat, card, out)
+        if seat in hand.game.in_hand and hand.game.actor is not None:  # at showdown cards are shown
+            named = (card,) if obs.card is not None else ()
+            what = obs.card if obs.card is not None else "a card face up (camera)"
+            self._irregular(out, obs.t, "player-exposed-cards", f"seat {seat} shows {what} while the action "
+                            "is open", variant=None, seats=(seat,), cards=named)
 
     def _misplaced_hole_card(self, obs: CardEntered, out: list[Event]) -> None:
         """A hole card read where it does not belong (another seat, the board): it is exposed."""

@@ -220,8 +220,21 @@ class DeviceRecovered:
 
 
 @dataclass(frozen=True)
-class CardExposed(_CardAt):
-    """A card seen face up where it should be face down (camera: a seat's card area or the deck)."""
+class CardExposed:
+    """A card seen face up in a seat's card area where it should be face down.
+
+    From the camera ``card`` is None: it sees that a card of the seat lies face up, not which
+    one (the engine knows the seat's cards). A script may name the card.
+    """
+
+    t: float
+    zone: str
+    card: str | None = None
+
+    def __post_init__(self) -> None:
+        check_zone(self.zone, ("seat",))
+        if self.card is not None:
+            check_card(self.card)
 
 
 @dataclass(frozen=True)

@@ -373,3 +373,52 @@ def test_td_void_hand_returns_every_bet_and_replays():
     table.feed(VoidHand(table.tick(), first.hand, "camera saw a marked card"))
     assert table.irregularities()[-1].irregularity == "hand-voided"
     assert_void_and_replay(table, first)
+
+
+# -- the camera's face-up cards: it sees that a seat's card lies face up, not which -----------------
+
+def test_camera_face_up_during_the_deal_is_the_card_the_seat_was_dealt_last():
+    table = three_handed("002")
+    for c, seat in (("As", 1), ("Ks", 2), ("Qs", 3), ("Ad", 1), ("Kd", 2)):
+        card(table, f"seat:{seat}", c)
+    table.feed(CardExposed(table.tick(), "seat:2"))        # Kd landed face up
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.seats, irr.cards) == ("exposed-card-replaced", "002 C.2", (2,), ("Kd",))
+    table.confirm()
+    table.feed(CardExposed(table.tick(), "seat:2"))        # still face up on the next look: the same card
+    assert len(table.irregularities()) == 1
+    first = three_handed("002")
+    card(first, "seat:1", "As")
+    first.feed(CardExposed(first.tick(), "seat:1"))
+    assert first.irregularities()[0].irregularity == "exposed-card-misdeal"   # one of the first two cards (002 C.2)
+
+
+def test_camera_face_up_after_the_deal_names_the_seat_not_a_card():
+    table = three_handed("000")
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.feed(CardExposed(table.tick(), "seat:3"))
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.seats, irr.cards, irr.needs_floor) == (
+        "player-exposed-cards", "000 §68", (3,), (), False)   # which card is not guessed, nor published
+    table.feed(CardExposed(table.tick(), "seat:3"))
+    table.feed(CardExposed(table.tick(), "seat:3", "Qd"))   # the other card, named by a script
+    assert [i.cards for i in table.irregularities()] == [(), ("Qd",)]
+    table.push(3, 100)
+    assert table.actions() == [(3, "call", 100)]      # the hand goes on
+
+
+def test_camera_face_up_is_nothing_without_cards_or_once_the_betting_is_over():
+    table = three_handed("000")
+    table.feed(CardExposed(table.tick(), "seat:2"))        # nothing dealt yet
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100), table.push(1, 50), table.confirm()
+    table.board("flop", "7c8c9c", burn="2d")
+    for street, c, burn in (("turn", "Tc", "3d"), ("river", "Jh", "4d")):
+        for seat in (1, 2, 3):
+            table.confirm()
+        table.board(street, c, burn=burn)
+    for seat in (1, 2, 3):
+        table.confirm()
+    assert table.engine._hand is not None and table.engine._hand.game.actor is None   # showdown
+    table.feed(CardExposed(table.tick(), "seat:1"))        # cards shown at showdown
+    assert table.irregularities() == []

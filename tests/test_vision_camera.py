@@ -99,13 +99,12 @@ def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
     assert not any(c.present for c in result.cards.values())
 
 
-def test_observe_turns_the_clip_into_observations(health_counter):
-    from drivers.camera import observe
+def test_a_feed_turns_the_clip_into_observations(health_counter):
+    from firmware_host.cameras import CameraFeed
     from firmware_host.observations import ChipsInZone
-    ticks = iter(range(100, 200))
     with open_replay(str(DATA / "clip_right.mp4")) as camera:
-        out = list(observe(camera, health_counter, vision.Stability(3), vision.CameraHealth(health_counter),
-                           clock=lambda: float(next(ticks)), max_misses=3))
+        feed = CameraFeed("right", camera, health_counter.calib, health_counter.models)
+        out = [o for t in range(100, 160) for o in feed.tick(float(t))]
     chips = [o for o in out if isinstance(o, ChipsInZone)]
     assert chips and all(o.t >= 0.2 for o in chips)  # nothing before three frames held
     faults = [o for o in out if isinstance(o, DeviceFault)]

@@ -216,3 +216,22 @@ def test_a_stack_on_a_zone_edge_is_never_silently_dropped_or_given(table):
         assert zc.status == "uncertain" or zc.chips == truth, (offset, zc)
         if abs(offset) >= 12:
             assert zc.status == "ok" and zc.chips == truth, (offset, zc)  # clearly on one side: counted
+
+
+def test_a_card_face_up_in_a_seat_area_is_reported_once_it_has_held(table):
+    """Stable before trusted, like chips: 3 still frames face up give one CardExposed (no card named);
+    the frame where the card turns (motion) counts for nothing; the deck and board are not reported."""
+    from firmware_host.observations import CardExposed
+    down = picture(table, cards=[("seat:2", False), ("deck", True), ("board:1", True)], seed=1)
+    up = picture(table, cards=[("seat:2", True), ("deck", True), ("board:1", True)], seed=1)
+    counter = table[3]
+    watch = vision.FaceUp(3)
+    frames = [down] * 4 + [up] * 5 + [down] * 4 + [up] * 4
+    out, previous = [], None
+    for k, frame in enumerate(frames):
+        result = counter.count(frame, previous)
+        if k in (4, 9, 13):
+            assert result.cards["seat:2"].motion  # the card turning
+        out += [(k, o) for o in watch.feed(float(k), result)]
+        previous = frame
+    assert out == [(7, CardExposed(7.0, "seat:2")), (16, CardExposed(16.0, "seat:2"))]
