@@ -63,6 +63,7 @@ class ChipModels:
     felt: ColourModel
     edge_bias: dict[int, float] = field(default_factory=dict)  # px a silhouette measures beyond its geometry
     edge_dir: dict[int, tuple[float, float, float]] = field(default_factory=dict)  # see edge_direction
+    inlay: dict[int, float] = field(default_factory=dict)  # how much brighter a chip's centre than its face
 
     @property
     def edge_bias_px(self) -> float:
@@ -90,7 +91,8 @@ class ChipModels:
                 "chips": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.chips.items()},
                 "felt": {"mean": self.felt.mean, "spread": self.felt.spread},
                 "edge_bias_px": {str(v): b for v, b in self.edge_bias.items()},
-                "edge_dir": {str(v): list(d) for v, d in self.edge_dir.items()}}
+                "edge_dir": {str(v): list(d) for v, d in self.edge_dir.items()},
+                "inlay": {str(v): c for v, c in self.inlay.items()}}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -126,10 +128,12 @@ def edge_direction(pixels: np.ndarray, felt: ColourModel) -> tuple[float, float,
 
 
 def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None,
-          edge_dir: dict[int, tuple[float, float, float]] | None = None) -> ChipModels:
+          edge_dir: dict[int, tuple[float, float, float]] | None = None,
+          inlay: dict[int, float] | None = None) -> ChipModels:
     """Models from feature samples of each denomination's top faces; refuses confusable pairs.
 
-    *edge_bias* is each denomination's silhouette excess in pixels (see ``vision.learn_chips``).
+    *edge_bias* is each denomination's silhouette excess in pixels, *inlay* how much brighter
+    its chips' centre (the inlay) is than the face around it (see ``vision.learn_chips``).
     """
     if len(samples) < 2:
         raise ValueError("show at least two denominations")
@@ -151,7 +155,8 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
     if worst:
         raise ConfusableColours(*worst)
     return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()},
-                      {int(v): tuple(d) for v, d in (edge_dir or {}).items()})
+                      {int(v): tuple(d) for v, d in (edge_dir or {}).items()},
+                      {int(v): float(c) for v, c in (inlay or {}).items()})
 
 
 def load_models(path: str | Path) -> ChipModels:
@@ -162,4 +167,5 @@ def load_models(path: str | Path) -> ChipModels:
     chips = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data["chips"].items()}
     return ChipModels(chips, ColourModel(tuple(data["felt"]["mean"]), tuple(data["felt"]["spread"])),
                       {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()},
-                      {int(v): tuple(float(c) for c in d) for v, d in data.get("edge_dir", {}).items()})
+                      {int(v): tuple(float(c) for c in d) for v, d in data.get("edge_dir", {}).items()},
+                      {int(v): float(c) for v, c in data.get("inlay", {}).items()})

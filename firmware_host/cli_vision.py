@@ -143,6 +143,9 @@ def cmd_calibrate_chips(args) -> int:
     cv2.imwrite(picture, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
     print("edge bias (px a single chip's silhouette measures beyond its geometry): "
           + ", ".join(f"{v}: {b:+.2f}" for v, b in sorted(models.edge_bias.items())))
+    print("inlay (how much brighter a chip's centre than its face; under "
+          f"{vision.INLAY_MIN} its stacks are never counted against a card of their colour): "
+          + ", ".join(f"{v}: {c:.2f}" for v, c in sorted(models.inlay.items())))
     print(f"camera {name}: wrote {out} and {picture}")
     return 0
 
@@ -228,6 +231,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
         "cameras": list(labels["cameras"]),
         "calibration_rms_px": {n: round(c.rms_px, 3) for n, c in calibs.items()},
         "edge_bias_px": {n: {str(v): round(b, 3) for v, b in sorted(m.edge_bias.items())} for n, m in models.items()},
+        "inlay": {n: {str(v): round(c, 3) for v, c in sorted(m.inlay.items())} for n, m in models.items()},
     }
 
 

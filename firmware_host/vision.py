@@ -50,6 +50,9 @@ REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: brigh
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
 CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
+CLEAR_ROWS, CLEAR_COLUMNS, CLEAR_SHARE = 2, 3, 0.15  # see Counter._clear_of_card
+INLAY_SHARE, INLAY_MIN = 0.4, 0.15  # see Counter._inlay_peaks
+INLAY_REACH, INLAY_CONFIDENCE = 0.75, 0.75  # a height this near a count its top face's centre confirms: that count
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 
 
@@ -67,6 +70,7 @@ class StackSeen:
     height: float = 0.0  # the count before rounding (chips)
     colour_confidence: float = 0.0
     sigma: float = 0.125  # the height's standard uncertainty (chips); this default gives confidence 1 - 2|error|
+    inlay: int | None = None  # the count the top face's centre confirmed, when the height alone was not enough
 
 
 @dataclass(frozen=True)
@@ -331,6 +335,66 @@ class Counter:
         bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)
         return cols, bottoms - tops, bottoms + r0, backed, clear
 
+    def _inlay(self, crop, origin, white, x: float, y: float, counts) -> tuple[np.ndarray, np.ndarray]:
+        """The top face's centre (its inlay) and the face around it, were the stack *counts* chips
+        high: their median brightness (light-normalised, sum of channels) per count (NaN where
+        out of the crop)."""
+        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
+        centre, face = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+        for k, n in enumerate(counts):
+            rings = [self._ring(x, y, n * self.t, self._ring_shape * f) - origin for f in (0.36, 0.55, 0.75)]
+            x0, y0 = np.floor(rings[2].min(0)).astype(int) - 1
+            x1, y1 = np.ceil(rings[2].max(0)).astype(int) + 2
+            if x0 < 0 or y0 < 0 or x1 > crop.shape[1] or y1 > crop.shape[0]:
+                continue
+            b = (crop[y0:y1, x0:x1].astype(np.float32) * scale).sum(-1)
+            masks = []
+            for ring in rings:
+                m = np.zeros(b.shape, np.uint8)
+                cv2.fillConvexPoly(m, np.round((ring - (x0, y0)) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+                masks.append(m.astype(bool))
+            annulus = masks[2] & ~masks[1]
+            if masks[0].any() and annulus.any():
+                centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
+        return centre, face
+
+    def _inlay_peaks(self, crop, origin, white, x: float, y: float, n: int, value: int | None) -> bool:
+        """Whether the top face's centre is where a stack of *n* chips has it: its inlay brighter
+        than the face around it by at least ``INLAY_SHARE`` of what the chip calibration measured,
+        and more so than one chip lower or higher. A top measured against a card like the chip
+        that is the card's edge, not the chip's, has it chips lower. False for a denomination
+        whose inlay was not seen to stand out (``INLAY_MIN``)."""
+        learnt = self.models.inlay.get(value, 0.0)
+        if learnt < INLAY_MIN:
+            return False
+        counts = [n - 1, n, n + 1] if n > 1 else [n, n + 1]
+        centre, face = self._inlay(crop, origin, white, x, y, counts)
+        at = counts.index(n)
+        if np.isnan(centre).any():
+            return False
+        return bool(centre[at] - face[at] >= INLAY_SHARE * learnt and np.argmax(centre) == at
+                    and np.sum(centre == centre[at]) == 1)
+
+    def _clear_of_card(self, cols, spans, bottoms, columns, bias, not_felt):
+        """The columns of a stack whose top is seen against the felt when a card like the chip lies
+        just beyond it (a red back behind a red stack): None when too few are.
+
+        Chip and card cannot be told apart where they touch, so a column whose run of the chip's
+        colour goes on into the card measures the card, never less than the stack: it is too
+        tall. The stack's top is where the columns with felt just over it (``CLEAR_ROWS`` rows)
+        agree on the fewest chips; the columns taller than that by over half a chip are the card's.
+        """
+        tops = np.floor(bottoms - spans).astype(int)
+        over = tops[None, :] - np.arange(2, CLEAR_ROWS + 2)[:, None]  # the row just over it is the blurred edge
+        c = np.clip(cols, 0, not_felt.shape[1] - 1)
+        clear = (over.min(0) >= 0) & ~not_felt[np.clip(over, 0, None), c].any(0)
+        if not clear.any():
+            return None
+        chips = np.array([np.interp(spans[j] - bias, columns[:, j], np.arange(len(columns)), right=np.inf)
+                          for j in range(len(cols))])
+        keep = clear & (chips - chips[clear].min() <= 0.5)
+        return keep if keep.sum() >= max(CLEAR_COLUMNS, CLEAR_SHARE * len(cols)) else None
+
     def _sigma(self, x: float, y: float, count: int, shape: np.ndarray, per_chip: float) -> float:
         """The standard uncertainty (chips) of a stack's height measured at (x, y) as *count* chips.
 
@@ -394,14 +458,14 @@ class Counter:
         region[:y + height, w0:w1] = joined[labels]
         return region, card, d.astype(np.float32)
 
-    def _split_colour(self, crop, card_px, at, shape, white, not_felt, own, ell):
+    def _split_colour(self, crop, card_px, at, shape, white, not_felt, own, ell, lying=None):
         """A split stack's top face colour before its denomination is known: the top rows, in its
         middle columns, of its blob joined again to its pixels on the card area, less the pixels
         of the card's colour joined to the card beside it (a split blob's own top rows may be
         its side, the card area having taken its top). None if no card is seen beside it."""
         if white is None:
             return None
-        beside = _beside(card_px, at, shape)
+        beside = _beside(card_px if lying is None else lying, at, shape)
         if beside is None:
             return None
         w0, w1, near = beside
@@ -511,7 +575,7 @@ class Counter:
         for area, pixels in roi.cards.items():
             if area in cards_present:
                 cut = pixels if cut is None else cut | pixels
-        card_px = cut & fg_raw if cut is not None else None
+        standing = card_px = None  # when a stack is merged with a card: what stands, what lies on the card areas
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         n, labels, stats, _ = _components(fg)
         h, w = fg.shape
@@ -538,6 +602,9 @@ class Counter:
                     part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
                     part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
                     m, sub, sub_stats, _ = _components(part)
+                    if standing is None:
+                        standing = _standing(fg_raw, cut)
+                        card_px = cut & fg_raw & ~standing
                     beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
                     beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
                     work += [(sub, k, sub_stats[k], beside) for k in range(1, m)]
@@ -569,7 +636,7 @@ class Counter:
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
             stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
-                                      white, (x, y), fg_raw, own.astype(bool), split))
+                                      white, (x, y), fg_raw, own.astype(bool), split, standing))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -584,7 +651,7 @@ class Counter:
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
                white: np.ndarray | None = None, at: tuple[int, int] = (0, 0),
                not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
-               card_px: np.ndarray | None = None) -> StackSeen:
+               card_px: np.ndarray | None = None, standing: np.ndarray | None = None) -> StackSeen:
         top_z = self.t * self.calib.layout.max_stack
         ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
         rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
@@ -610,23 +677,25 @@ class Counter:
         card = card_px is not None and card_px.any()
         seen = None
         if card:  # the denomination from the top face, which the card area may have cut off the blob
-            again = self._split_colour(crop, card_px, at, blob.shape, white, not_felt, own, ell)
+            lying = card_px & ~standing if standing is not None else card_px  # not a stack beside it
+            again = self._split_colour(crop, card_px, at, blob.shape, white, not_felt, own, ell, lying)
             read, read_conf = self.models.classify(again) if again is not None and self.models.chips else (None, 0.0)
             if read in self._directions and read_conf >= MIN_CONFIDENCE:
-                seen = self._card_contrast(crop, card_px, at, blob.shape, white, read, not_felt)
+                seen = self._card_contrast(crop, lying, at, blob.shape, white, read, not_felt)
                 if seen is not None:
                     value, colour_conf, colour, direction = read, read_conf, again, self._directions[read]
             if seen is None:
-                seen = self._card_contrast(crop, card_px, at, blob.shape, white, value, not_felt)
+                seen = self._card_contrast(crop, lying, at, blob.shape, white, value, not_felt)
         own0 = own
 
-        def extend(seen):  # a card unlike the chip: the stack's pixels on the card area are its own
+        def extend(seen):  # the stack's pixels on the card area are its own, less a card unlike the chip
             lo, hi = max(at[0] - 3, 0), at[0] + blob.shape[1] + 3
             mine = own0.copy()
             mine[:at[1] + blob.shape[0], lo:hi] |= card_px[:at[1] + blob.shape[0], lo:hi]
-            return mine & ~seen[0]
+            return mine & ~seen[0] if seen is not None else mine
 
-        own = extend(seen) if seen is not None else own0
+        like = card and seen is None  # a card like the chip (a red back behind a red stack)
+        own = extend(seen) if card else own0
         keep = None
         for attempt in range(3):  # the base from the blob's bottom, then from the sub-pixel bottom edges
             measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own,
@@ -635,10 +704,11 @@ class Counter:
                 return StackSeen(cx, cy, None, 0, 0.0)
             cols, spans, bottoms, backed, clear = measured
             shift = float((bottoms - self._boundary(cx, cy, 0.0, cols + origin[0], upper=False) + origin[1]).mean())
-            if seen is not None:  # the split blob's rows miss its part on the card area: from the spans
+            if card:  # the split blob's rows miss its part on the card area: from the spans
                 span_px = max(span_px, int(np.ceil(float(np.median(spans)))))
                 rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t
                 z = float(np.clip(rough - 2 * self.t, 0, top_z))
+            if seen is not None:
                 again = self._top_colour(crop, white, cols, bottoms - spans, ell)  # the face, not the card
                 if again is None:
                     return StackSeen(cx, cy, None, 0, 0.0)
@@ -648,7 +718,7 @@ class Counter:
                     if attempt == 2 or read not in self._directions or colour_conf < MIN_CONFIDENCE:
                         return StackSeen(cx, cy, None, 0, 0.0)
                     value, direction = read, self._directions[read]
-                    seen = self._card_contrast(crop, card_px, at, blob.shape, white, value, not_felt)
+                    seen = self._card_contrast(crop, lying, at, blob.shape, white, value, not_felt)
                     if seen is None:  # this one looks like the card
                         return StackSeen(cx, cy, None, 0, 0.0)
                     own = extend(seen)
@@ -658,14 +728,6 @@ class Counter:
             if abs(shift) >= 0.4:
                 u0, v0 = self._base_pixel((cx, cy))
                 cx, cy = self._base(u0, v0 + shift)
-        if card and seen is None:  # a card just over the top, like the chip: the top may be hidden against it
-            top = np.floor(bottoms - spans).astype(int)
-            c = np.clip(cols, 0, card_px.shape[1] - 1)
-            touching = np.zeros(len(cols), bool)
-            for up in (1, 2, 3):
-                touching |= card_px[np.clip(top - up, 0, card_px.shape[0] - 1), c]
-            if touching.mean() > 0.2:
-                return StackSeen(cx, cy, None, 0, 0.0)
         against = np.zeros(len(cols), bool)
         if seen is not None and backed is not None:  # per column: the top against the felt, or clear of a card
             # and the chip's colour (neither the felt's nor the card's) just under it: a top found on a
@@ -689,6 +751,13 @@ class Counter:
                                    right=len(predicted) - 1 + (span - predicted[-1]) / per_chip)), per_chip
 
         keep = np.ones(len(cols), bool) if keep is None else keep
+        if like:  # a card like the chip just over the stack: measured only where felt shows between them
+            keep = self._clear_of_card(cols, spans, bottoms, columns, bias, not_felt)
+            if keep is None:
+                return StackSeen(cx, cy, None, 0, 0.0)
+            wanted = max(1, int(round(height(keep)[0])))  # the count the top face's centre must confirm
+            if not self._inlay_peaks(crop, origin, white, cx, cy, wanted, value):
+                return StackSeen(cx, cy, None, 0, 0.0)
         valid = keep.copy()  # the columns measured against the felt or a card unlike the chip
         est, per_chip = height(keep)
         # columns whose span strays from the others' by over OUTLIER_PX (a white spot on the top face's
@@ -702,15 +771,23 @@ class Counter:
             k = int(min(max(round(est), 0), len(columns) - 1))
         excess = round(float(spans[keep].mean() - columns[1, keep].mean()), 3)  # what chip calibration learns
         count = max(1, int(round(est)))
+        if like and count != wanted:  # the columns left after the outliers say otherwise: not confirmed
+            return StackSeen(cx, cy, None, 0, 0.0)
         sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
         if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
             sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
-        if np.abs(shape[valid] - np.median(shape[valid])).max() > STRAY_CHIPS * per_chip:
+        stray = np.abs(shape[valid] - np.median(shape[valid])).max() > STRAY_CHIPS * per_chip
+        if stray:
             sigma = max(sigma, 1.0)  # columns chips apart: not one stack's outline (a card, a stack behind it)
-        count_conf = _count_confidence(est, sigma)
+        count_conf, inlay = _count_confidence(est, sigma), None
+        if count_conf < MIN_CONFIDENCE and not stray and est >= 0.5:  # between two counts: the top face's centre
+            near = sorted({max(1, int(np.floor(est))), max(1, int(np.ceil(est)))})
+            confirmed = [n for n in near if self._inlay_peaks(crop, origin, white, cx, cy, n, value)]
+            if len(confirmed) == 1 and abs(est - confirmed[0]) <= INLAY_REACH:
+                count, count_conf, inlay = confirmed[0], INLAY_CONFIDENCE, confirmed[0]
         return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
                          tuple(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
-                         round(sigma, 4))
+                         round(sigma, 4), inlay)
 
 
 def _count_confidence(est: float, sigma: float) -> float:
@@ -791,7 +868,8 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     The same pictures give each denomination the colour direction its edges are measured
     in (``chips.edge_direction``, from its chips' pixels) and calibrate the edge bias: a
     single chip's silhouette, measured as a stack's is, should be exactly one chip's
-    geometry; the median excess is subtracted from every stack.
+    geometry; the median excess is subtracted from every stack. They also measure how much
+    brighter each denomination's centre (its inlay) is than its face (see ``Counter._inlay``).
     """
     from calibration.chips import edge_direction, learn
     felt = felt_model(calib, shows[min(shows)], zone)
@@ -806,13 +884,16 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions)
     counter = Counter(calib, models)
-    excess = {}
+    excess, inlay = {}, {}
     for v, img in shows.items():
         stacks = [s for zc in counter.count(img).zones.values() for s in zc.stacks if s.colour is not None]
-        mine = [s.excess_px for s in stacks if s.value == v] or [s.excess_px for s in stacks]
+        mine = [s for s in stacks if s.value == v] or stacks
         if mine:
-            excess[v] = float(np.median(mine))
-    return learn(samples, felt, excess, directions)
+            excess[v] = float(np.median([s.excess_px for s in mine]))
+            white = counter.white(img)
+            inlay[v] = float(np.median([np.subtract(*counter._inlay(img, np.zeros(2), white, s.x, s.y, [1]))[0]
+                                        for s in mine]))
+    return learn(samples, felt, excess, directions, inlay)
 
 
 class _Lazy:
@@ -823,6 +904,20 @@ class _Lazy:
 
     def __getitem__(self, index) -> np.ndarray:
         return features(self.crop[index], self.white)
+
+
+def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
+    """Not-felt pixels on a column's run that goes on down out of the card *areas*: something
+    standing on the felt in front (a stack beside, an arm), never a card lying in its area. A
+    run goes on over gaps of up to 4 rows (a chip's white spots look like glare on the felt)."""
+    run = cv2.morphologyEx(not_felt.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 1), np.uint8)).astype(bool)
+    rows = np.arange(run.shape[0])[:, None]
+    starts = run & ~np.vstack([np.zeros((1, run.shape[1]), bool), run[:-1]])
+    ids = np.where(run, np.cumsum(starts.ravel(order="F")).reshape(run.shape, order="F"), 0)
+    lowest_out = np.full(int(ids.max()) + 1, -1)  # per run: its lowest row out of the areas
+    out_of_areas = run & ~areas
+    np.maximum.at(lowest_out, ids[out_of_areas], np.broadcast_to(rows, run.shape)[out_of_areas])
+    return run & (rows <= lowest_out[ids]) & (ids > 0)
 
 
 def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, int]):
@@ -900,7 +995,10 @@ class Stability:
             height = float(np.mean(heights))
             count = max(1, int(round(height)))
             sigma = float(np.mean([m.sigma for m in matched]))  # a stack's misalignment stays: not averaged away
-            conf = min(_count_confidence(height, sigma), min(m.colour_confidence for m in matched))
+            edge = _count_confidence(height, sigma)
+            if all(m.inlay == count for m in matched):  # every frame's top face confirmed this count
+                edge = max(edge, INLAY_CONFIDENCE)
+            conf = min(edge, min(m.colour_confidence for m in matched))
             if len(heights) > 1 and float(np.std(heights)) > self.max_spread:
                 conf = 0.0  # the frames disagree: something is not a plain stack (merged, half hidden)
             sure = sure and conf >= self.min_confidence

@@ -44,7 +44,8 @@ def test_models_round_trip(table, tmp_path):
     models = table[2]
     models.save(tmp_path / "chips.json")
     again = load_models(tmp_path / "chips.json")
-    assert again.chips == models.chips and again.edge_bias == models.edge_bias
+    assert again.chips == models.chips and again.edge_bias == models.edge_bias and again.inlay == models.inlay
+    assert sorted(models.inlay) == sorted(HOUSE_004) and all(c > 0.2 for c in models.inlay.values())
 
 
 def test_a_set_with_two_denominations_of_one_colour_is_refused_naming_the_pair(table):
@@ -147,6 +148,21 @@ def test_stability_reports_a_change_once_and_only_when_still():
     assert s.state("bet:2") == "uncertain"  # 3.0 on average, but the frames disagree
 
 
+def test_a_count_the_top_face_confirmed_in_every_frame_is_reported():
+    """A height between two counts (1.7 chips, sigma 0.15) is reported only if every frame's top
+    face centre confirmed the same count."""
+    def frame(inlay):
+        seen = (vision.StackSeen(10, 20, 100, 2, 0.75, None, 0.0, 1.7, 1.0, 0.15, inlay),)
+        return vision.FrameResult({"bet:2": vision.ZoneCount("bet:2", "ok", 200, ((100, 2),), seen, 0.75, False)},
+                                  {}, (1, 1, 1))
+    s = vision.Stability(frames=3)
+    out = [o for t, inlay in enumerate((2, 2, 2)) for o in s.feed(t, frame(inlay))]
+    assert out == [ChipsInZone(2, "bet:2", 200, ((100, 2),))]
+    s = vision.Stability(frames=3)
+    out = [o for t, inlay in enumerate((2, None, 2)) for o in s.feed(t, frame(inlay))]
+    assert out == [] and s.state("bet:2") == "uncertain"
+
+
 def test_face_up_and_face_down_cards(table):
     counter = table[3]
     result = counter.count(picture(table, cards=[("seat:1", True), ("seat:2", False), ("board:3", True),
@@ -196,14 +212,49 @@ def test_a_stack_whose_top_ends_against_a_face_up_card_is_counted(table, zone, s
     assert zc.status == "ok" and zc.chips == ((stack.value, stack.count),), zc
 
 
+@pytest.mark.parametrize("value", sorted(HOUSE_004))
+def test_the_top_face_centre_confirms_the_count_and_refuses_its_neighbours(table, value):
+    """The inlay, brighter than the face, is where the top face is: one chip lower or higher it is not."""
+    counter = table[3]
+    for stack in (Stack(-430, -300, value, 4), Stack(-260, 340, value, 9)):
+        frame = picture(table, [stack], seed=stack.count)
+        seen = [s for s in counter.count(frame).zones["bet:1" if stack.y < 0 else "bet:4"].stacks]
+        x, y = seen[0].x, seen[0].y
+        white = counter.white(frame)
+        assert [counter._inlay_peaks(frame, np.zeros(2), white, x, y, n, value)
+                for n in (stack.count - 1, stack.count, stack.count + 1)] == [False, True, False], stack
+
+
 @pytest.mark.parametrize("count", [5, 8])
-def test_a_red_stack_against_a_red_card_back_stays_uncertain(table, count):
-    """Chip and card alike: where one ends and the other begins cannot be told, so no count is given."""
+def test_a_red_stack_before_a_red_card_back_is_counted_where_felt_shows(table, count):
+    """Chip and card alike: the top is measured only in the columns with felt between them, and the
+    top face's centre must be where that count puts it."""
     counter = table[3]
     result = counter.count(picture(table, [Stack(-745, 170, 100, count)], cards=[("seat:3", False)], seed=count))
     zc = result.zones["bet:3"]
     assert result.cards["seat:3"].present and not result.cards["seat:3"].face_up
-    assert zc.status == "uncertain", zc
+    assert zc.status == "ok" and zc.chips == ((100, count),), zc
+
+
+def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch):
+    """Red stacks in front of seat:2's red card back, some with their whole top against the card, a
+    green stack beside some: counted or left to the dealer, never wrong. Without the top face's
+    centre check, the card's far edge is read as the top of some of them."""
+    counter = table[3]
+    shots = []
+    for k, (x, y, count) in enumerate([(-800, -160, 6), (-805, -130, 3), (-790, -150, 7), (-810, -100, 4),
+                                       (-780, -165, 9), (-800, -120, 5), (-795, -140, 2), (-805, -165, 10)]):
+        stacks = [Stack(x, y, 100, count)] + ([Stack(-763, -116, 200, 9)] if k % 2 == 0 else [])
+        truth = sum(s.value * s.count for s in stacks)
+        for seed in (1, 2, 3):
+            shots.append((picture(table, stacks, cards=[("seat:2", False)], seed=seed), truth))
+    results = [(counter.count(frame).zones["bet:2"], truth) for frame, truth in shots]
+    assert all(zc.status != "ok" or zc.amount == truth for zc, truth in results), [
+        (zc.amount, truth) for zc, truth in results if zc.status == "ok" and zc.amount != truth]
+    assert sum(zc.status == "ok" for zc, _ in results) >= 5  # where felt shows over the top: counted
+    monkeypatch.setattr(vision.Counter, "_inlay_peaks", lambda *args: True)
+    blind = [(counter.count(frame).zones["bet:2"], truth) for frame, truth in shots]
+    assert any(zc.status == "ok" and zc.amount != truth for zc, truth in blind)
 
 
 def test_a_stack_on_a_zone_edge_is_never_silently_dropped_or_given(table):
