@@ -325,11 +325,15 @@ class Counter:
         half_bot = np.median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
         # top: the first row from above (from 3 rows over the run) at or over the half level
         hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
+        if not hit.any(0).all():  # a column whose profile never reaches its half level: no edge there
+            return None
         i = np.argmax(hit, axis=0)
         a, b = above[i - 1, at], above[i, at]
         tops = i - 1 + np.clip((half_top - a) / np.where(b != a, b - a, 1.0), 0.0, 1.0)
         # bottom: the first row from below (from 3 rows under the run) at or over the half level
         hit = (rows <= np.minimum(bottom + 3, n_rows - 2)) & (below >= half_bot)
+        if not hit.any(0).all():
+            return None
         i = n_rows - 1 - np.argmax(hit[::-1], axis=0)
         a, b = below[i, at], below[i + 1, at]
         bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)

@@ -286,3 +286,18 @@ def test_a_card_face_up_in_a_seat_area_is_reported_once_it_has_held(table):
         out += [(k, o) for o in watch.feed(float(k), result)]
         previous = frame
     assert out == [(7, CardExposed(7.0, "seat:2")), (16, CardExposed(16.0, "seat:2"))]
+
+
+def test_a_column_with_no_edge_makes_a_stack_uncertain_not_a_crash(table):
+    """Stacks standing one behind the other (a scene `render.apart` would not draw): a column of the
+    silhouette never reached its edge's half level, which once raised IndexError in the counter."""
+    layout, _, _, counter = table
+    stacks = (Stack(-451.4, -269.8, 50, 2), Stack(-376.4, -294.9, 2000, 3), Stack(-453.9, -323.1, 1000, 4),
+              Stack(-789.7, -122.4, 1000, 12), Stack(-677.3, 168.1, 2000, 3), Stack(-7.2, -105.7, 100, 5))
+    scene = Scene(stacks, (("seat:1", False), ("board:1", False), ("board:4", True)), (),
+                  (0.9495, 0.7871, 0.8935), (0.3997, 0.7714, 38.29), 0.4054, 3.6753, HOUSE_004)
+    result = counter.count(render(scene, layout, mount_camera(layout), seed=400341734))
+    truth = {"bet:1": 2 * 50 + 3 * 2000 + 4 * 1000, "bet:2": 12 * 1000, "bet:3": 3 * 2000, "pot": 500}
+    for zone, amount in truth.items():
+        zc = result.zones[zone]
+        assert zc.status != "ok" or zc.amount == amount, zc
