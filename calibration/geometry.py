@@ -402,6 +402,19 @@ def detect_markers(image: np.ndarray, layout: Layout) -> dict[int, np.ndarray]:
     return {int(i): c.reshape(4, 2) for c, i in zip(corners, ids.reshape(-1)) if int(i) in known}
 
 
+def pose_error(image: np.ndarray, calib: TableCalibration) -> tuple[float | None, int]:
+    """How far (px) the calibration's markers are from where *image* shows them: the median over
+    the markers found of their corners' mean distance from the calibrated projection, and how
+    many markers were found (None with fewer than 2: nothing to tell, e.g. an arm over them)."""
+    by_id = {m.id: m for m in calib.layout.markers}
+    found = {i: c for i, c in detect_markers(image, calib.layout).items() if i in calib.markers_seen}
+    if len(found) < 2:
+        return None, len(found)
+    errors = [float(np.linalg.norm(c - calib.camera.project(np.hstack([by_id[i].corners(), np.zeros((4, 1))])),
+                                   axis=1).mean()) for i, c in found.items()]
+    return float(np.median(errors)), len(found)
+
+
 def calibrate_table(image: np.ndarray, layout: Layout, camera: str | None = None,
                     max_rms_px: float = 2.0) -> TableCalibration:
     """Camera *camera*'s pose and focal length from the markers seen in *image* (its picture).

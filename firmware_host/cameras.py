@@ -57,10 +57,13 @@ class CameraFeed:
         t, frame = item
         if self.on_frame is not None:
             self.on_frame(t, frame)
-        result = self.counter.count(frame, self._previous)
-        out = self.health.feed(t, frame) + self.stability.feed(t, result) + self.face_up.feed(t, result)
-        self._previous = frame
-        return out
+        out = self.health.feed(t, frame)
+        self._previous, previous = frame, self._previous
+        if "moved" in self.health.faults:  # its zones are no longer where it counts: nothing until recalibrated
+            self.stability.hold()
+            return out
+        result = self.counter.count(frame, previous)
+        return out + self.stability.feed(t, result) + self.face_up.feed(t, result)
 
     def unsure(self) -> frozenset[str]:
         """Zones held still but not counted with confidence (the dealer is asked to look)."""

@@ -25,7 +25,7 @@ import cv2
 import numpy as np
 
 from calibration.chips import ChipModels, features
-from calibration.geometry import TableCalibration, Zone
+from calibration.geometry import TableCalibration, Zone, pose_error
 from .observations import CardExposed, ChipsInZone, DeviceFault, DeviceRecovered
 
 _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
@@ -977,6 +977,12 @@ class Stability:
         """The zones held still but not counted with confidence: the dealer is asked to look."""
         return frozenset(zone for zone, state in self._state.items() if state == "uncertain")
 
+    def hold(self) -> None:
+        """Forget the frames held so far (the camera cannot be trusted for now); what was last
+        reported stays, so the same chips are not reported twice."""
+        self._history.clear()
+        self._state.clear()
+
     def reported(self, zone: str) -> tuple[tuple[int, int], ...] | None:
         """The chips last reported for *zone* (None before the first report)."""
         return self._reported.get(zone)
@@ -1075,12 +1081,21 @@ class FaceUp:
 
 class CameraHealth:
     """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``,
-    ``overexposed``."""
+    ``overexposed``, ``moved``.
+
+    ``moved``: every *pose_every* seconds the ArUco markers are found again and compared with
+    the calibration (``geometry.pose_error``); two checks in a row that find them over
+    *moved_px* away (the camera knocked, its post turned) raise it, one check that finds them
+    in place clears it. Counts from a moved camera cannot be trusted: see :class:`CameraFeed`.
+    """
 
     def __init__(self, counter: Counter, timeout: float = 1.0, frozen: int = 5, focus: float | None = None,
-                 min_light: float = 40.0, persist: int = 5) -> None:
+                 min_light: float = 40.0, persist: int = 5, pose_every: float = 5.0, moved_px: float = 3.0) -> None:
         self.counter, self.timeout, self.frozen, self.min_light = counter, timeout, frozen, min_light
         self.focus, self.persist = focus, persist  # light and focus faults: over *persist* frames in a row
+        self.pose_every, self.moved_px = pose_every, max(moved_px, 2.5 * counter.calib.rms_px)
+        self._pose_t: float | None = None
+        self._pose: tuple[int, str] = (0, "")  # checks in a row that found the markers moved, the last detail
         self._streak: dict[str, int] = {}
         self._last_t: float | None = None
         self._last_frame = None
@@ -1093,6 +1108,21 @@ class CameraHealth:
         pad = max(8, (x1 - x0))
         crop = cv2.cvtColor(frame[max(y0 - pad, 0):y1 + pad, max(x0 - pad, 0):x1 + pad], cv2.COLOR_BGR2GRAY)
         return float(cv2.Laplacian(crop, cv2.CV_32F).var())
+
+    def _check_pose(self, t: float, frame: np.ndarray) -> None:
+        """The markers against the calibration, every *pose_every* seconds (inconclusive when fewer
+        than 2 of them are seen: the last finding stands)."""
+        if self._pose_t is not None and t - self._pose_t < self.pose_every:
+            return
+        self._pose_t = t
+        error, found = pose_error(frame, self.counter.calib)
+        if error is None:
+            return
+        if error > self.moved_px:
+            self._pose = (self._pose[0] + 1, f"markers {error:.1f} px from the calibration ({found} seen): "
+                                             "calibrate the table again")
+        else:
+            self._pose = (0, "")
 
     def feed(self, t: float, frame: np.ndarray | None) -> list:
         """Observations for one tick: *frame* is None when the driver got nothing."""
@@ -1127,6 +1157,9 @@ class CameraHealth:
                 self._streak[fault] = self._streak.get(fault, 0) + 1 if fault in seen else 0
                 if fault in seen and (self._streak[fault] >= self.persist or fault in self.faults):
                     now[fault] = seen[fault]
+            self._check_pose(t, frame)
+            if self._pose[0] >= 2 or (self._pose[0] and "moved" in self.faults):
+                now["moved"] = self._pose[1]
         out: list = []
         for fault, detail in now.items():
             if fault not in self.faults:

@@ -121,3 +121,35 @@ def test_a_saturated_patch_is_reported_when_it_lasts(health_counter):
     out = [health.feed(k / 10, np.clip(bright.astype(np.int16) + k % 3, 0, 255).astype(np.uint8)) for k in range(5)]
     assert out[:4] == [[]] * 4 and [o.fault for o in out[4]] == ["overexposed"]
     assert [type(o) for o in health.feed(0.5, frame)] == [DeviceRecovered]
+
+
+def test_a_camera_knocked_out_of_its_calibrated_pose_is_a_fault_and_counts_nothing(tmp_path):
+    """The markers are checked against the calibration (every frame here, every 5 s by default):
+    two checks finding them moved raise `moved`, and the camera reports no chips until a check
+    finds them back in place; the chips it reported before are not reported twice."""
+    from calibration.geometry import CameraModel
+    from firmware_host.cameras import CameraFeed
+    from firmware_host.observations import ChipsInZone
+    from firmware_host.render import HOUSE_004, Scene, Stack, mount_camera, render
+    layout = load_layout("hardware/camera/table8.toml").view("right")
+    calib = calibrate_table(cv2.imread(str(DATA / "table_right.jpg")), layout)
+    models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_right_{v}.jpg")) for v in HOUSE_004})
+    mount = layout.mount("right")
+    knocked = CameraModel.looking_at(mount.position, np.add(mount.aim, (10.0, 0.0, 0.0)), mount.focal_px, mount.size)
+    scene = Scene((Stack(-430, -300, 500, 4),), colours=HOUSE_004)
+    still, moved = render(scene, layout, mount_camera(layout), seed=1), render(scene, layout, knocked, seed=1)
+    video = tmp_path / "knocked.mp4"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"mp4v"), 10, (1280, 720))
+    for frame in [still] * 4 + [moved] * 4 + [still] * 4:
+        writer.write(frame)
+    writer.release()
+    with open_replay(str(video)) as camera:
+        feed = CameraFeed("right", camera, calib, models)
+        feed.health.pose_every = 0.0
+        ticks = [feed.tick(float(k)) for k in range(12)]
+    assert ChipsInZone(0.2, "bet:1", 2000, ((500, 4),)) in ticks[2]  # three still frames
+    faults = [(k, o) for k, out in enumerate(ticks) for o in out if isinstance(o, (DeviceFault, DeviceRecovered))]
+    assert [(k, type(o).__name__) for k, o in faults] == [(5, "DeviceFault"), (8, "DeviceRecovered")]
+    assert faults[0][1].fault == "moved" and "calibrate the table again" in faults[0][1].detail
+    assert not any(isinstance(o, ChipsInZone) for out in ticks[4:] for o in out)  # held, then the same chips
+    assert feed.stability.state("bet:1") == "stable"
