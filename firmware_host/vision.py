@@ -52,7 +52,9 @@ SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is to
 CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
 CLEAR_ROWS, CLEAR_COLUMNS, CLEAR_SHARE = 2, 3, 0.15  # see Counter._clear_of_card
 INLAY_SHARE, INLAY_MIN = 0.4, 0.15  # see Counter._inlay_peaks
-INLAY_REACH, INLAY_CONFIDENCE = 0.75, 0.75  # a height this near a count its top face's centre confirms: that count
+INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
+BEYOND_FOOTPRINTS = 0.25  # see Counter._beyond_outline (a plain stack's blob: at most 0.09)
+FOREIGN_CHIPS, FOREIGN_SPREADS, OTHER_SPREADS, SIDE_SHADE = 1.0, 6.0, 4.0, 0.6  # see Counter._foreign_side
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 
 
@@ -176,6 +178,11 @@ class Counter:
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
         self._collect: list | None = None  # chip calibration gathers the chips' pixels here
+        self._models = {}  # per denomination: the other denominations' models' means and spreads, then its own
+        for v in models.chips:
+            order = [m for u, m in models.chips.items() if u != v] + [models.chips[v]]
+            self._models[v] = (np.array([m.mean for m in order], np.float32), np.array([m.spread for m in order],
+                                                                                     np.float32))
 
     # -- helpers -----------------------------------------------------------------------------
     def white(self, frame: np.ndarray) -> np.ndarray:
@@ -231,11 +238,15 @@ class Counter:
         """
         n = max(most, 1) + 1
         tops = np.empty((n, len(cols)))
+        P = self._P
+        base = P[:, 0] * x + P[:, 1] * y + P[:, 3]  # every layer's circle at once: 3 x points x layers
+        h = self._dense_shape[:, :, None] + (base[:, None] + P[:, 2][:, None] * (np.arange(n) * self.t))[:, None, :]
+        u, v = h[0] / h[2], h[1] / h[2]
+        upper = v < v.mean(0)
         for k in range(n):
-            ring = self._ring(x, y, k * self.t, self._dense_shape)
-            half = ring[ring[:, 1] < ring[:, 1].mean()]
-            order = np.argsort(half[:, 0])
-            tops[k] = np.interp(cols, half[order, 0], half[order, 1], left=np.inf, right=np.inf)
+            hu, hv = u[upper[:, k], k], v[upper[:, k], k]
+            order = np.argsort(hu)
+            tops[k] = np.interp(cols, hu[order], hv[order], left=np.inf, right=np.inf)
         bottom = self._boundary(x, y, 0.0, cols, upper=False)
         spans = bottom - np.minimum.accumulate(tops, axis=0)
         return spans if per_column else spans.mean(1)
@@ -307,7 +318,7 @@ class Counter:
         above = profile(top_row[None, :] - np.arange(3, 7)[:, None])
         below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
         inner = np.arange(*INNER_TOP)[:, None]  # the chip just inside the edge (its face at the top)
-        half_top = np.median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
+        half_top = _median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
         backed = clear = None
         if card is not None and not_felt is not None:  # columns whose top is against a card (or near one)
             over = np.clip(top_row[None, :] - np.arange(3, 8)[:, None] + r0, 0, not_felt.shape[0] - 1)
@@ -315,14 +326,14 @@ class Counter:
             clear = np.ones(n_cols, bool)
             if backed.any():  # the top: where the column leaves the chip's colour, for the felt's or the card's
                 along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[1]) @ card[2])
-                level = np.median(along[np.minimum(top_row + inner, bottom), at], 0)
+                level = _median(along[np.minimum(top_row + inner, bottom), at], 0)
                 clear = ~backed | (level > 0.6)
                 above = np.where(backed, along, above)
                 half_top = np.where(backed, level / 2, half_top)
         inner = np.arange(*INNER_BOT)[:, None]  # (its side at the base)
         # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
         near = 1 if float(base[:, 1].min() + origin[1] - self._ring(x, y, self.t)[:, 1].min()) >= 1.5 else 0
-        half_bot = np.median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
+        half_bot = _median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
         # top: the first row from above (from 3 rows over the run) at or over the half level
         hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
         if not hit.any(0).all():  # a column whose profile never reaches its half level: no edge there
@@ -398,6 +409,41 @@ class Counter:
                           for j in range(len(cols))])
         keep = clear & (chips - chips[clear].min() <= 0.5)
         return keep if keep.sum() >= max(CLEAR_COLUMNS, CLEAR_SHARE * len(cols)) else None
+
+    def _beyond_outline(self, blob, at, origin, x: float, y: float, count: int) -> float:
+        """How much of a stack's blob lies beyond the outline of *count* chips stacked at (x, y)
+        (widened by 2 px for the blur), in chip footprints on the felt: a stack standing behind
+        it and seen beside it, merged with it in the picture, which no column measured."""
+        ring = self._ring(x, y, 0.0)
+        hull = cv2.convexHull(np.vstack([ring, self._ring(x, y, count * self.t)]).astype(np.float32)).reshape(-1, 2)
+        out = hull - hull.mean(0)
+        hull = hull + 2.0 * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6) - origin - at
+        near = np.zeros(blob.shape, np.uint8)
+        cv2.fillConvexPoly(near, np.round(hull * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+        footprint = float(np.ptp(ring[:, 0]) * np.ptp(ring[:, 1]) * np.pi / 4)
+        return float(np.count_nonzero(blob) - np.count_nonzero(blob & near.view(bool))) / max(footprint, 1.0)
+
+    def _foreign_side(self, crop, white, cols, tops, bottoms, value, ell: int) -> float:
+        """How many rows (px) of a stack's side, under its top face, are another denomination's
+        colour: a stack standing behind another in the picture, its top over the other's, reads
+        as one taller stack of the colour of its top. Each row's colour is its median over the
+        measured columns (a white spot covers few of them); a row is another denomination's when
+        its chroma is over ``FOREIGN_SPREADS`` from the top's model and within ``OTHER_SPREADS``
+        of another's, at a level between that chip's shaded side and its face."""
+        model = self.models.chips.get(value)
+        if model is None or white is None or len(cols) == 0 or len(self._models[value][0]) < 2:
+            return 0.0
+        r0 = int(np.ceil(float(np.sort(tops)[len(tops) // 2]))) + ell + 1
+        r1 = int(np.floor(float(np.sort(bottoms)[len(bottoms) // 2]))) - 1
+        c0, c1 = int(cols.min()), int(cols.max()) + 1
+        if r1 - r0 < 2 or c0 < 0 or r0 < 0:
+            return 0.0
+        f = features(_median(crop[r0:r1, c0:c1], axis=1), white)  # per row: (chroma b, chroma g, level)
+        mean, spread = self._models[value]  # the other denominations' models, then this one's
+        d = (((f[:, None, :2] - mean[None, :, :2]) / spread[None, :, :2]) ** 2).sum(-1)  # rows x models
+        level = (f[:, None, 2] >= SIDE_SHADE * mean[None, :, 2]) & (f[:, None, 2] <= 1.15 * mean[None, :, 2])
+        other = ((d[:, :-1] < OTHER_SPREADS ** 2) & level[:, :-1]).any(1)
+        return float(np.sum(other & (d[:, -1] > FOREIGN_SPREADS ** 2)))
 
     def _sigma(self, x: float, y: float, count: int, shape: np.ndarray, per_chip: float) -> float:
         """The standard uncertainty (chips) of a stack's height measured at (x, y) as *count* chips.
@@ -670,7 +716,7 @@ class Counter:
         face = f[top:top + ell, inner][blob[top:top + ell, inner]]
         if len(face) < 3:
             return StackSeen(cx, cy, None, 0, 0.0)
-        colour = np.median(face, 0)
+        colour = _median(face, 0)
         value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
         if self._collect is not None and white is not None:  # chip calibration: the chip's own pixels
             core = cv2.erode(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
@@ -709,7 +755,7 @@ class Counter:
             cols, spans, bottoms, backed, clear = measured
             shift = float((bottoms - self._boundary(cx, cy, 0.0, cols + origin[0], upper=False) + origin[1]).mean())
             if card:  # the split blob's rows miss its part on the card area: from the spans
-                span_px = max(span_px, int(np.ceil(float(np.median(spans)))))
+                span_px = max(span_px, int(np.ceil(float(_median(spans)))))
                 rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t
                 z = float(np.clip(rough - 2 * self.t, 0, top_z))
             if seen is not None:
@@ -768,7 +814,7 @@ class Counter:
         # rim read as felt, a card's edge just behind) are left out when most columns agree
         k = int(min(max(round(est), 0), len(columns) - 1))
         shape = spans - columns[k]
-        agree = (np.abs(shape - np.median(shape[keep])) <= OUTLIER_PX) & keep
+        agree = (np.abs(shape - _median(shape[keep])) <= OUTLIER_PX) & keep
         if agree.sum() >= KEEP_SHARE * len(cols) and not agree.all():
             keep = agree
             est, per_chip = height(keep)
@@ -780,9 +826,13 @@ class Counter:
         sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
         if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
             sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
-        stray = np.abs(shape[valid] - np.median(shape[valid])).max() > STRAY_CHIPS * per_chip
+        stray = np.abs(shape[valid] - _median(shape[valid])).max() > STRAY_CHIPS * per_chip
+        stray |= self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep], bottoms[keep], value,
+                                    ell) >= FOREIGN_CHIPS * per_chip  # another denomination under this top
+        if not card and not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
+            stray = self._beyond_outline(blob, at, origin, cx, cy, max(1, int(round(est)))) > BEYOND_FOOTPRINTS
         if stray:
-            sigma = max(sigma, 1.0)  # columns chips apart: not one stack's outline (a card, a stack behind it)
+            sigma = max(sigma, 1.0)  # not one stack's outline (a card, a stack behind it)
         count_conf, inlay = _count_confidence(est, sigma), None
         if count_conf < MIN_CONFIDENCE and not stray and est >= 0.5:  # between two counts: the top face's centre
             near = sorted({max(1, int(np.floor(est))), max(1, int(np.ceil(est)))})
@@ -908,6 +958,16 @@ class _Lazy:
 
     def __getitem__(self, index) -> np.ndarray:
         return features(self.crop[index], self.white)
+
+
+def _median(a, axis=None):
+    """``np.median`` without its overhead, which is most of its cost on the small arrays of a
+    stack's columns (same result for finite values)."""
+    a = np.sort(np.asarray(a).ravel() if axis is None else a, axis=0 if axis is None else axis)
+    n = a.shape[0 if axis is None else axis]
+    axis = 0 if axis is None else axis
+    lo, hi = np.take(a, (n - 1) // 2, axis=axis), np.take(a, n // 2, axis=axis)
+    return (np.add(lo, hi, dtype=np.float64) if a.dtype.kind in "iub" else lo + hi) / 2
 
 
 def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
