@@ -14,12 +14,15 @@ of a table (002 C.1: two decks of different back colours) and answers
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Mapping
 
 from firmware_host.observations import DECK
+
+log = logging.getLogger(__name__)
 
 FORMAT = "pokertable-deck/1"
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
@@ -150,8 +153,10 @@ class Lookup:
 class Registry:
     """The decks of a table (one or two, of different back colours) and the one in play.
 
-    ``in_play`` defaults to the first deck; change it with :meth:`use` when the
-    dealer switches decks (002: the decks alternate between hands).
+    ``in_play`` defaults to the first deck. The dealer switches decks between hands (002 C.1:
+    two decks of different backs alternate): after :meth:`next_hand` (the dealer's new-hand
+    press) the first card drawn from the shoe (:meth:`draw`) puts its deck in play; a card of
+    the other deck later in the hand is then a wrong-back card. :meth:`use` sets it outright.
     """
 
     def __init__(self, decks: Iterable[Deck] = (), in_play: str | None = None):
@@ -172,6 +177,7 @@ class Registry:
         if len(self.decks) > 2:
             raise DeckError(f"a table has one or two decks, not {len(self.decks)}")
         self._owner = owner
+        self._choose = False  # the next card drawn from the shoe decides the deck in play
         self.in_play: str | None = None
         if in_play is not None or self.decks:
             self.use(in_play if in_play is not None else next(iter(self.decks)))
@@ -189,6 +195,21 @@ class Registry:
         if deck not in self.decks:
             raise DeckError(f"in_play: no deck {deck!r} (registered: {', '.join(self.decks) or 'none'})")
         self.in_play = deck
+
+    def next_hand(self) -> None:
+        """A new hand: its first card drawn from the shoe decides which deck is in play."""
+        self._choose = len(self.decks) > 1
+
+    def draw(self, uid: str) -> Lookup:
+        """:meth:`lookup` for a card drawn from the shoe, the first of a hand choosing the deck."""
+        if self._choose:
+            deck = self._owner.get(uid.upper())
+            if deck is not None:
+                self._choose = False
+                if deck != self.in_play:
+                    log.info("deck %s in play (its card %s is the first of the hand)", deck, uid.upper())
+                    self.in_play = deck
+        return self.lookup(uid)
 
     def lookup(self, uid: str) -> Lookup:
         """Card, wrong-back or foreign, for the tag *uid* (hex, any case)."""

@@ -194,7 +194,7 @@ class ShoeSession:
     ``feed(data, t)`` returns ``(observations, ack_bytes)``; ``tick(t)`` returns the
     observations due to time passing (heartbeat timeout); ``disconnected`` and
     ``connected`` are called by the backend when the port fails or reopens.
-    *registry* has ``lookup(uid)`` (``calibration.deck.Registry``).
+    *registry* has ``draw(uid)`` (or only ``lookup(uid)``; ``calibration.deck.Registry``).
     """
 
     def __init__(self, registry, *, heartbeat_timeout: float = HEARTBEAT_TIMEOUT, device: str = DEVICE):
@@ -325,7 +325,7 @@ class ShoeSession:
             return [DeviceFault(t, self.device, "unreadable-card", "a card left the shoe but no tag was read")]
         uid = body[1:1 + n].hex().upper()
         try:
-            found = self.registry.lookup(uid)
+            found = self.registry.draw(uid) if hasattr(self.registry, "draw") else self.registry.lookup(uid)
             if found.kind not in ("card", "wrong-back", "foreign"):
                 raise ValueError(f"lookup gave {found!r}")
         except Exception as exc:    # noqa: BLE001 -- the registry is another module: its bug must not stop us

@@ -22,7 +22,7 @@ from drivers.zones import ZoneReaders
 
 from .cameras import unsure
 from .events import Event
-from .observations import DeviceFault, DeviceRecovered, Observation
+from .observations import ConsolePress, DeviceFault, DeviceRecovered, Observation
 
 
 class Devices:
@@ -41,8 +41,9 @@ class Devices:
                                         name="zone-readers", daemon=True)
         self.shoe = Shoe(shoe_port, registry, clock=clock, on_observation=self._from_shoe,
                          recorder=recorder.shoe if recorder is not None else None)
+        self.registry = registry
         try:
-            self.console = Console(console_pins, self._queue.put, clock=clock, pin_factory=pin_factory,
+            self.console = Console(console_pins, self._from_console, clock=clock, pin_factory=pin_factory,
                                    on_edge=recorder.edge if recorder is not None else None)
         except Exception:
             self.shoe.close()
@@ -68,6 +69,11 @@ class Devices:
             self.console.ask(unsure(self.cameras))
             if feed.missed:  # a live camera blocks until its next frame; a file that has ended does not
                 self._stop.wait(0.05)
+
+    def _from_console(self, obs: Observation) -> None:
+        if isinstance(obs, ConsolePress) and obs.button == "new-hand":
+            self.registry.next_hand()  # its first card from the shoe says which deck is in play (002 C.1)
+        self._queue.put(obs)
 
     def _from_shoe(self, obs: Observation) -> None:
         if self._recorder is not None:

@@ -91,6 +91,7 @@ class Simulator:
         self.readers = parse_readers(data, f"{table_profile}.toml")
         self.pins = load_console_pins(data, f"{table_profile}.toml")
         self.decks = [demo_deck("blue", "blue"), demo_deck("red", "red")]
+        self.using = 0  # the deck the dealer deals from (the recording's in-play deck at the start)
         self.uid = dict(self.decks[0].cards)
         self.shoe = _Shoe()
         self.lines: list[dict] = []
@@ -314,8 +315,16 @@ class Simulator:
         self.draw("As", uid=uid)
         self.arrive(zone, uid)
 
+    def do_usedeck(self, deck: str) -> None:
+        """The dealer deals from deck *deck* from now on (002 C.1: the decks alternate between hands)."""
+        names = [d.deck for d in self.decks]
+        if deck not in names:
+            raise ScriptError(f"usedeck: no deck {deck!r} (the decks are {', '.join(names)})")
+        self.using = names.index(deck)
+        self.uid = dict(self.decks[self.using].cards)
+
     def do_otherdeck(self, card: str, zone: str) -> None:
-        uid = self.decks[1].cards[card]
+        uid = self.decks[1 - self.using].cards[card]
         self.draw(card, uid=uid)
         self.arrive(zone, uid)
 

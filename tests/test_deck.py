@@ -106,6 +106,24 @@ def test_two_decks_card_wrong_back_and_foreign():
         registry.use("green")
 
 
+def test_the_first_card_drawn_after_new_hand_puts_its_deck_in_play():
+    """002 C.1: the decks alternate between hands. Only the shoe's first card of a hand decides;
+    a card of the other deck after it is a wrong-back card; one deck alone never switches."""
+    registry = Registry([Deck("red-1", "red", RED), Deck("blue-1", "blue", BLUE)])
+    assert registry.draw(BLUE["As"]).kind == "wrong-back"      # no new hand yet: red stays in play
+    registry.next_hand()
+    assert registry.lookup(BLUE["Ks"]).kind == "wrong-back"    # a zone's read decides nothing
+    assert registry.draw("04DEADBEEF0001").kind == "foreign"   # nor a foreign tag
+    found = registry.draw(BLUE["As"])
+    assert (found.kind, found.card, registry.in_play) == ("card", "As", "blue-1")
+    assert registry.draw(RED["Ks"]).kind == "wrong-back"       # later in the hand: the other back
+    registry.next_hand()
+    assert registry.draw(RED["Qs"]).kind == "card" and registry.in_play == "red-1"
+    alone = Registry([Deck("red-1", "red", RED)])
+    alone.next_hand()
+    assert alone.draw(BLUE["As"]).kind == "foreign" and alone.in_play == "red-1"
+
+
 def test_the_registry_refuses_decks_a_table_cannot_tell_apart():
     red = Deck("red-1", "red", RED)
     with pytest.raises(DeckError, match=r"deck 'red-2': back: 'Red' is also the back of deck 'red-1'"):

@@ -159,3 +159,38 @@ def test_tablectl_run_checks_its_cameras_before_opening_anything(tmp_path):
     assert done.returncode == 2 and "--camera expects NAME=INDEX" in done.stderr
     done = run("--camera", "right=0", "--calibration", str(tmp_path))
     assert done.returncode == 2 and "camera-right-table.json: not a usable table calibration" in done.stderr
+
+
+def test_the_first_card_from_the_shoe_after_new_hand_puts_its_deck_in_play(tmp_path):
+    """002 C.1: two decks alternate. The dealer's new-hand press, then a red card from the shoe: the
+    red deck is in play, and a blue card after it is a wrong-back card."""
+    from firmware_host.observations import CardEntered, ConsolePress, WrongBackCard
+    table = tomllib.loads(TABLE.read_text())
+    readers = parse_readers(table, TABLE.name)
+    chips, _ = open_emulated(readers, VirtualClock())
+    blue, red = demo_deck("blue", "blue"), demo_deck("red", "red")
+    factory = MockFactory()
+    master, slave = os.openpty()
+    with SimShoe(master) as shoe:
+        devices = Devices(shoe_port=os.ttyname(slave), registry=Registry([blue, red]), readers=readers, chips=chips,
+                          console_pins=load_console_pins(table, TABLE.name), pin_factory=factory)
+        try:
+            seen = []
+            factory.pin(5).drive_low(), factory.pin(5).drive_high()            # new hand
+            deadline = time.monotonic() + 5
+            while not any(isinstance(o, ConsolePress) for o in seen) and time.monotonic() < deadline:
+                seen += devices.drain()
+                time.sleep(0.02)
+            for card, deck in (("As", red), ("Ks", blue)):
+                shoe.draw(deck.cards[card], face="down")
+                shoe.wait_acked()
+            deadline = time.monotonic() + 5
+            while sum(isinstance(o, (CardEntered, WrongBackCard)) for o in seen) < 2 and time.monotonic() < deadline:
+                seen += devices.drain()
+                time.sleep(0.02)
+            cards = [(type(o).__name__, o.card) for o in seen if isinstance(o, (CardEntered, WrongBackCard))]
+            assert cards == [("CardEntered", "As"), ("WrongBackCard", "Ks")]
+            assert devices.registry.in_play == "red"
+        finally:
+            devices.close()
+    os.close(slave)

@@ -57,6 +57,8 @@ def _holds(expect: str, events) -> bool:
         return any(isinstance(e, IrregularityResolved) and e.decision == args[0] for e in events)
     if kind == "replay":
         return any(isinstance(e, HandStarted) and e.replay for e in events)
+    if kind == "irregularities":
+        return sum(isinstance(e, Irregularity) for e in events) == int(args[0])
     if kind == "void":
         return any(isinstance(e, HandEnded) and e.voided for e in events)
     if kind == "pot":
