@@ -25,6 +25,16 @@ from .events import Event
 from .observations import ConsolePress, DeviceFault, DeviceRecovered, Observation
 
 
+def choosing_deck(registry, put: Callable[[Observation], None]) -> Callable[[Observation], None]:
+    """The console's observations to *put*; the dealer's new-hand press also tells *registry* that
+    the next card from the shoe says which deck is in play (002 C.1). Live and in replays."""
+    def sink(obs: Observation) -> None:
+        if isinstance(obs, ConsolePress) and obs.button == "new-hand":
+            registry.next_hand()
+        put(obs)
+    return sink
+
+
 class Devices:
     """Shoe on *shoe_port*, the MFRC522s *chips* of *readers*, the console on *console_pins*,
     the chip *cameras* (:class:`~firmware_host.cameras.CameraFeed`, already opened: closed here)."""
@@ -43,7 +53,8 @@ class Devices:
                          recorder=recorder.shoe if recorder is not None else None)
         self.registry = registry
         try:
-            self.console = Console(console_pins, self._from_console, clock=clock, pin_factory=pin_factory,
+            self.console = Console(console_pins, choosing_deck(registry, self._queue.put), clock=clock,
+                                   pin_factory=pin_factory,
                                    on_edge=recorder.edge if recorder is not None else None)
         except Exception:
             self.shoe.close()
@@ -69,11 +80,6 @@ class Devices:
             self.console.ask(unsure(self.cameras))
             if feed.missed:  # a live camera blocks until its next frame; a file that has ended does not
                 self._stop.wait(0.05)
-
-    def _from_console(self, obs: Observation) -> None:
-        if isinstance(obs, ConsolePress) and obs.button == "new-hand":
-            self.registry.next_hand()  # its first card from the shoe says which deck is in play (002 C.1)
-        self._queue.put(obs)
 
     def _from_shoe(self, obs: Observation) -> None:
         if self._recorder is not None:

@@ -29,7 +29,8 @@ from drivers.zones import PollRecord, ZoneTracker
 from .cameras import CameraFeed, load_camera_calibration, unsure
 from .engine import HandEngine
 from .events import Event
-from .observations import ConsolePress, Observation, from_dict
+from .devices import choosing_deck
+from .observations import Observation, from_dict
 from .profile import builtin_profile
 from .recording import CameraTrack, Recording, RecordingError, merge
 
@@ -97,7 +98,8 @@ class Replay:
         self.engine = HandEngine(builtin_profile(self.profile or rec.profile), rec.table, chip_unit=rec.chip_unit)
         self._pending: list[Observation] = []
         self.factory = MockFactory()
-        self.console = Console(load_console_pins(table, "recording.json:table_profile"), self._from_console,
+        self.console = Console(load_console_pins(table, "recording.json:table_profile"),
+                               choosing_deck(self.registry, self._pending.append),
                                clock=lambda: self.now, pin_factory=self.factory, bounce_time=None,
                                blink=False)
         self.pty = _Pty()
@@ -112,11 +114,6 @@ class Replay:
             self.close()        # what was opened before the bad camera
             raise
         self.timeline = self._timeline()
-
-    def _from_console(self, obs: Observation) -> None:
-        if isinstance(obs, ConsolePress) and obs.button == "new-hand":
-            self.registry.next_hand()  # as live (devices.py): the hand's first card picks the deck
-        self._pending.append(obs)
 
     def _timeline(self) -> list[dict]:
         """The recorded lines with a ``frame`` item at each camera frame's time (lines first at equal times)."""

@@ -508,14 +508,14 @@ class Counter:
         region[:y + height, w0:w1] = joined[labels]
         return region, card, d.astype(np.float32)
 
-    def _split_colour(self, crop, card_px, at, shape, white, not_felt, own, ell, lying=None):
+    def _split_colour(self, crop, card_px, lying, at, shape, white, not_felt, own, ell):
         """A split stack's top face colour before its denomination is known: the top rows, in its
         middle columns, of its blob joined again to its pixels on the card area, less the pixels
         of the card's colour joined to the card beside it (a split blob's own top rows may be
         its side, the card area having taken its top). None if no card is seen beside it."""
         if white is None:
             return None
-        beside = _beside(card_px if lying is None else lying, at, shape)
+        beside = _beside(lying, at, shape)  # the card beside it, not a stack standing beside it
         if beside is None:
             return None
         w0, w1, near = beside
@@ -728,7 +728,7 @@ class Counter:
         seen = None
         if card:  # the denomination from the top face, which the card area may have cut off the blob
             lying = card_px & ~standing if standing is not None else card_px  # not a stack beside it
-            again = self._split_colour(crop, card_px, at, blob.shape, white, not_felt, own, ell, lying)
+            again = self._split_colour(crop, card_px, lying, at, blob.shape, white, not_felt, own, ell)
             read, read_conf = self.models.classify(again) if again is not None and self.models.chips else (None, 0.0)
             if read in self._directions and read_conf >= MIN_CONFIDENCE:
                 seen = self._card_contrast(crop, lying, at, blob.shape, white, read, not_felt)
