@@ -4,7 +4,7 @@ Both backends wrap ``cv2.VideoCapture``: the real one a V4L2 device (the Pi's
 camera), the replay one a video file whose frame times come from its frame
 rate (or a list given with it). ``read()`` returns ``(t, frame)`` or ``None``
 when no frame came: the driver never raises for a missing frame, the
-:class:`~firmware_host.vision.CameraHealth` monitor turns silence into faults.
+:class:`~firmware_host.vision.counter.CameraHealth` monitor turns silence into faults.
 Every camera is closable and a context manager.
 """
 from __future__ import annotations

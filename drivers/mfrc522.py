@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-from .spi import Transport
+from drivers.spi import Transport
 
 __all__ = [
     "MFRC522", "ChipFault", "ReadError", "Rx", "Tag", "Scan", "crc_a", "bcc", "KNOWN_VERSIONS",

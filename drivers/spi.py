@@ -4,7 +4,7 @@ A transport does full-duplex transfers: ``transfer(data) -> bytes`` sends
 *data* with chip-select held for the whole transfer and returns the bytes
 clocked in at the same time (same length). :class:`SpidevTransport` is the
 real one (``/dev/spidevB.D``, Pi 4 and Pi 5); the MFRC522 emulator provides
-another (:class:`drivers.mfrc522_emu.EmulatedTransport`).
+another (:class:`drivers.emulated.mfrc522.EmulatedTransport`).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ that stops answering is a ``DeviceFault``
 (``reader:<zone>``) until a poll works again (``DeviceRecovered``).
 
 Backends give the records: real chips (:func:`open_real`, spidev + gpiozero),
-emulated chips (:func:`open_emulated`, :mod:`drivers.mfrc522_emu`), both
+emulated chips (:func:`open_emulated`, :mod:`drivers.emulated.mfrc522`), both
 polled by :class:`ZoneReaders`; or recorded records (:func:`replay`,
 :func:`load_records`), which give the same observations as the live run.
 """
@@ -30,7 +30,7 @@ from firmware_host.observations import (
     DECK, CardEntered, CardLeft, DeviceFault, DeviceRecovered, ForeignCard, Observation, WrongBackCard,
 )
 
-from .mfrc522 import MFRC522, ChipFault, ReadError, Scan
+from drivers.mfrc522 import MFRC522, ChipFault, ReadError, Scan
 
 __all__ = [
     "PollRecord", "ZoneTracker", "ZoneReaders", "Chip", "Lookup",
@@ -351,7 +351,7 @@ class ZoneReaders:
 def open_real(table: ReaderTable, *, pin_factory=None, sleep: Callable[[float], None] = time.sleep,
               irq_poll_us: int = 100) -> dict[str, MFRC522]:
     """The table's MFRC522s on spidev (imported here) with gpiozero reset pins; closed again on error."""
-    from .spi import SpidevTransport
+    from drivers.spi import SpidevTransport
 
     chips: dict[str, MFRC522] = {}
     try:
@@ -377,7 +377,7 @@ def open_emulated(table: ReaderTable, clock, *, overhead_s: float = 0.0, pin_fac
     Returns ``(chips, emulators)``: reader id -> :class:`MFRC522`, zone -> emulator
     (place and remove tags there).
     """
-    from .mfrc522_emu import EmulatedTransport, MFRC522Emulator
+    from drivers.emulated.mfrc522 import EmulatedTransport, MFRC522Emulator
 
     chips, emulators = {}, {}
     for r in table.readers:

@@ -16,9 +16,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from firmware_host.events import HandEnded  # noqa: E402
-from firmware_host.phh import load, script  # noqa: E402
-from firmware_host.replay import replay  # noqa: E402
-from firmware_host.simulate import simulate  # noqa: E402
+from firmware_host.hil.phh import load, script  # noqa: E402
+from firmware_host.hil.replay import replay  # noqa: E402
+from firmware_host.sim.simulate import simulate  # noqa: E402
 
 SCENARIOS = HERE / "scenarios"
 RECORDINGS = HERE / "recordings"

@@ -1,12 +1,12 @@
-"""Chips pushed become actions (firmware_host.betting): each rulebook example cited, each house variant."""
+"""Chips pushed become actions (firmware_host.rules.betting): each rulebook example cited, each house variant."""
 import re
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from firmware_host.betting import BettingError, BettingRules, Push, Situation, min_raise_to, rule
-from firmware_host.profile import builtin_profile
+from firmware_host.rules.betting import BettingError, BettingRules, Push, Situation, min_raise_to, rule
+from firmware_host.rules.profile import builtin_profile
 
 TDA = BettingRules(min_raise="tda", short_raise="fifty-percent")        # 000 §43A; 002 C.4
 FFJP = BettingRules(min_raise="double", short_raise="call")             # 001 'Les Relances'

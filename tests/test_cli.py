@@ -42,7 +42,7 @@ def test_profile_command_prints_a_builtin_profile():
 
 def test_profile_command_names_the_bad_key(tmp_path):
     from importlib import resources
-    text = resources.files("firmware_host").joinpath("profiles/000.toml").read_text()
+    text = resources.files("firmware_host.rules").joinpath("profiles/000.toml").read_text()
     bad = tmp_path / "bad.toml"
     bad.write_text(text.replace('min_raise = "tda"', 'min_raise = "triple"'))
     done = tablectl("profile", str(bad))

@@ -9,7 +9,7 @@ import tty
 import pytest
 
 from calibration.deck import Deck, DeckError, Registry, load_deck, load_decks
-from drivers.shoe_sim import SimShoe
+from drivers.emulated.shoe import SimShoe
 from firmware_host.observations import DECK
 
 RED = {card: f"04{i:012X}" for i, card in enumerate(DECK, 1)}

@@ -11,14 +11,14 @@ from gpiozero.pins.mock import MockFactory
 from calibration.deck import Registry
 from calibration.readers import parse_readers
 from drivers.console import load_console_pins
-from drivers.mfrc522_emu import VirtualClock
-from drivers.shoe_sim import SimShoe
+from drivers.emulated.mfrc522 import VirtualClock
+from drivers.emulated.shoe import SimShoe
 from drivers.zones import open_emulated
-from firmware_host.broker import LocalMosquitto
-from firmware_host.devices import Devices
+from firmware_host.sim.broker import LocalMosquitto
+from firmware_host.service.devices import Devices
 from firmware_host.observations import MoveButton, SeatPresence, SetLevel
-from firmware_host.service import Service, load_config
-from firmware_host.simulate import demo_deck
+from firmware_host.service.service import Service, load_config
+from firmware_host.sim.simulate import demo_deck
 
 from mqtt_helpers import Subscriber, write_config
 
@@ -82,9 +82,9 @@ def _camera_over(tmp_path, scenes, name="right", clock=None):
 
     from calibration.geometry import calibrate_table, load_layout
     from drivers.camera import open_replay
-    from firmware_host import vision
-    from firmware_host.cameras import CameraFeed
-    from firmware_host.render import HOUSE_004, mount_camera, render
+    from firmware_host.vision import counter as vision
+    from firmware_host.vision.feed import CameraFeed
+    from firmware_host.sim.render import HOUSE_004, mount_camera, render
     data = Path(__file__).parent / "data" / "vision"
     layout = load_layout(Path(__file__).parents[1] / "hardware" / "camera" / "table8.toml").view(name)
     calib = calibrate_table(cv2.imread(str(data / f"table_{name}.jpg")), layout)
@@ -117,7 +117,7 @@ def _devices_with(tmp_path, feed, factory):
 
 def test_a_camera_among_the_devices_gives_chip_counts_and_asks_the_dealer_when_unsure(tmp_path):
     from firmware_host.observations import ChipsInZone
-    from firmware_host.render import HOUSE_004, Scene, Stack
+    from firmware_host.sim.render import HOUSE_004, Scene, Stack
     counted = Scene((Stack(-430, -300, 500, 3),), colours=HOUSE_004)
     touching = Scene((Stack(-436, -319, 500, 3), Stack(-424, -281, 500, 3)), colours=HOUSE_004)  # side by side
     feed = _camera_over(tmp_path, [counted] * 4 + [touching] * 6)

@@ -2,10 +2,10 @@
 import json
 
 from firmware_host import events as ev
-from firmware_host.demo import script
-from firmware_host.engine import HandEngine
+from firmware_host.sim.demo import script
+from firmware_host.rules.engine import HandEngine
 from firmware_host.observations import CardEntered, ChipsInZone, SetLevel
-from firmware_host.profile import builtin_profile
+from firmware_host.rules.profile import builtin_profile
 
 from table import Table
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from firmware_host.events import HandEnded, HandShown, HandStarted, Irregularity, IrregularityResolved, PotAwarded
-from firmware_host.recording import load
-from firmware_host.replay import Replay
-from firmware_host.simulate import simulate
+from firmware_host.hil.recording import load
+from firmware_host.hil.replay import Replay
+from firmware_host.sim.simulate import simulate
 
 HERE = Path(__file__).parent
 RECORDINGS = sorted(p.parent for p in (HERE / "recordings").glob("*/recording.json"))

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from firmware_host.events import ActionTaken, Irregularity
-from firmware_host.recording import RecordingError, load
-from firmware_host.replay import Replay
-from firmware_host.simulate import ScriptError, simulate
+from firmware_host.hil.recording import RecordingError, load
+from firmware_host.hil.replay import Replay
+from firmware_host.sim.simulate import ScriptError, simulate
 
 HERE = Path(__file__).parent
 VIDEO_BETS = HERE / "recordings" / "video-bets"

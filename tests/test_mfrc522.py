@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from drivers import mfrc522 as m
 from drivers.mfrc522 import MFRC522, ChipFault, ReadError, crc_a, read_address, write_address
-from drivers.mfrc522_emu import BIT_S, FDT_S, EmulatedTransport, MFRC522Emulator, VirtualClock
+from drivers.emulated.mfrc522 import BIT_S, FDT_S, EmulatedTransport, MFRC522Emulator, VirtualClock
 from drivers.spi import SpidevTransport
 
 NTAG = "04A1B2C3D4E580"           # 7-byte NXP UID (NTAG / Ultralight): cascade level 2
@@ -268,7 +268,7 @@ def test_closed_chip_refuses_to_talk():
 
 
 def test_hardware_modules_are_not_imported_by_the_package():
-    code = ("import sys, drivers.zones, drivers.mfrc522, drivers.mfrc522_emu, drivers.spi, calibration.readers; "
+    code = ("import sys, drivers.zones, drivers.mfrc522, drivers.emulated.mfrc522, drivers.spi, calibration.readers; "
             "print(sorted({'spidev', 'lgpio', 'RPi'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.phh import load, observations, verify
-from firmware_host.profile import builtin_profile
+from firmware_host.hil.phh import load, observations, verify
+from firmware_host.rules.profile import builtin_profile
 
 CORPUS = Path(__file__).parent / "data" / "pluribus.phhs.gz"   # the 10,000 hands of ../shared/phh, gzipped
 ODD_CHIP_HANDS = {280, 3333, 4081, 5747, 7268, 8512, 8808, 8818}   # finishing stacks like 10112.5

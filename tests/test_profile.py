@@ -8,18 +8,18 @@ from typing import Literal
 
 import pytest
 
-from firmware_host import profile as profile_module
-from firmware_host.betting import BettingRules
-from firmware_host.profile import (
+from firmware_host.rules import profile as profile_module
+from firmware_host.rules.betting import BettingRules
+from firmware_host.rules.profile import (
     Chip, Clock, Irregularities, Level, Profile, ProfileError, builtin_ids, builtin_profile, load_profile,
 )
-from firmware_host.seating import SeatingRules
+from firmware_host.rules.seating import SeatingRules
 
 IDS = ("000", "001", "002", "003", "004")
 
 
 def builtin_text(profile_id: str) -> str:
-    return resources.files("firmware_host").joinpath("profiles", f"{profile_id}.toml").read_text("utf-8")
+    return resources.files("firmware_host.rules").joinpath("profiles", f"{profile_id}.toml").read_text("utf-8")
 
 
 # -- the built-in profiles --------------------------------------------------

@@ -3,7 +3,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from firmware_host import events as ev
-from firmware_host.chips import breakdown, chip_list
+from firmware_host.rules.chips import breakdown, chip_list
 from firmware_host.observations import DECK, CardEntered, ConsolePress
 
 from table import Table

@@ -9,12 +9,12 @@ import time
 import pytest
 from mqtt_helpers import KEY, Broker, Subscriber, dedupe, free_port, write_config
 
-from firmware_host import mqtt_contract as mc
-from firmware_host.demo import script
-from firmware_host.engine import HandEngine
+from firmware_host.mqtt import contract as mc
+from firmware_host.sim.demo import script
+from firmware_host.rules.engine import HandEngine
 from firmware_host.observations import OBSERVATION_TYPES, CardEntered
-from firmware_host.profile import builtin_profile
-from firmware_host.service import ConfigError, PublicView, Service, demo_source, load_config, parse_config
+from firmware_host.rules.profile import builtin_profile
+from firmware_host.service.service import ConfigError, PublicView, Service, demo_source, load_config, parse_config
 
 PUB, SEC = mc.Topics("t1").event, mc.Topics("t1").secure_event
 RUN = re.compile(r"\(((?:[2-9TJQKA][cdhs])+)\)")
@@ -97,7 +97,7 @@ def test_topics_ids_and_envelope():
 def test_generated_event_schema_is_committed():
     committed = json.loads((mc.SCHEMA_DIR / "event-bodies.schema.json").read_text())
     assert committed == json.loads(json.dumps(mc.event_schemas())), \
-        "events.py changed: run python -m firmware_host.mqtt_contract"
+        "events.py changed: run python -m firmware_host.mqtt.contract"
 
 
 def test_asyncapi_names_every_topic_and_schema():

@@ -10,7 +10,7 @@ from gpiozero.exc import GPIOPinInUse
 from gpiozero.pins.mock import MockFactory
 
 from calibration.readers import ReaderConfigError, ReaderTable, load_readers, parse_readers
-from drivers.mfrc522_emu import VirtualClock
+from drivers.emulated.mfrc522 import VirtualClock
 from drivers.zones import (
     PollRecord, ZoneReaders, ZoneTracker, load_records, open_emulated, replay, save_records,
 )

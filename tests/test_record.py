@@ -11,14 +11,14 @@ from gpiozero.pins.mock import MockFactory
 from calibration.deck import Registry
 from calibration.readers import parse_readers
 from drivers.console import load_console_pins
-from drivers.mfrc522_emu import VirtualClock
-from drivers.shoe_sim import SimShoe
+from drivers.emulated.mfrc522 import VirtualClock
+from drivers.emulated.shoe import SimShoe
 from drivers.zones import open_emulated
 from firmware_host.observations import CardEntered, ConsolePress
-from firmware_host.recorder import Recorder, record_session
-from firmware_host.recording import load
-from firmware_host.replay import Replay
-from firmware_host.simulate import demo_deck
+from firmware_host.service.recorder import Recorder, record_session
+from firmware_host.hil.recording import load
+from firmware_host.hil.replay import Replay
+from firmware_host.sim.simulate import demo_deck
 
 TABLE = Path(__file__).parents[1] / "hardware" / "tables" / "demo-10.toml"
 
@@ -92,7 +92,7 @@ def test_replay_publishes_for_real_with_broker_url(tmp_path):
 
     import paho.mqtt.client as mqtt
 
-    from firmware_host.broker import LocalMosquitto
+    from firmware_host.sim.broker import LocalMosquitto
 
     with LocalMosquitto(tmp_path) as broker:
         got, ready = [], threading.Event()
@@ -119,7 +119,7 @@ def test_a_camera_is_recorded_as_video_and_replays_to_the_same_counts(tmp_path):
     """`tablectl record --camera`: the frames go into the recording's video with their times, the
     calibrations along; the replay reads them through the camera driver to the same chip counts."""
     from firmware_host.observations import ChipsInZone
-    from firmware_host.render import HOUSE_004, Scene, Stack
+    from firmware_host.sim.render import HOUSE_004, Scene, Stack
     from test_devices import _camera_over
     text = TABLE.read_text()
     table = tomllib.loads(text)

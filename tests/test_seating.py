@@ -1,11 +1,11 @@
-"""Button, blinds and seats dealt in (firmware_host.seating): every worked case of the rulebooks."""
+"""Button, blinds and seats dealt in (firmware_host.rules.seating): every worked case of the rulebooks."""
 from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firmware_host.seating import Positions, SeatingError, SeatingRules, first_hand, next_hand, replay_hand
+from firmware_host.rules.seating import Positions, SeatingError, SeatingRules, first_hand, next_hand, replay_hand
 
 TDA = SeatingRules(dead_button=True, new_player="anywhere")                     # 000, 001, 002, 004
 CASINO = SeatingRules(dead_button=True, new_player="not-button-or-small-blind")  # 003 art. 27

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from calibration.deck import Deck, Registry
-from drivers import shoe_sim
+from drivers.emulated import shoe as shoe_sim
 from drivers.shoe import (
     FrameDecoder, Shoe, ShoeReplay, ShoeSession, cobs_decode, cobs_encode, crc16, encode_frame, load_chunks,
     save_chunks,
 )
-from drivers.shoe_sim import SimShoe
+from drivers.emulated.shoe import SimShoe
 from firmware_host.observations import (
     DECK, CardEntered, DeviceFault, DeviceRecovered, ForeignCard, WrongBackCard,
 )

@@ -4,7 +4,7 @@ import random
 from hypothesis import given, settings, strategies as st
 
 from calibration.deck import Deck, Registry
-from drivers import shoe_sim
+from drivers.emulated import shoe as shoe_sim
 from drivers.shoe import MAX_PENDING, FrameDecoder, ShoeSession
 from firmware_host.observations import DECK, OBSERVATION_TYPES
 

@@ -8,7 +8,8 @@ import pytest
 
 from calibration.geometry import calibrate_table, load_layout
 from drivers.camera import open_device, open_replay
-from firmware_host import vision
+from firmware_host.vision import counter as vision
+from firmware_host.vision.health import CameraHealth
 from firmware_host.observations import DeviceFault, DeviceRecovered
 
 DATA = Path("tests/data/vision")
@@ -59,7 +60,7 @@ def health_counter():
 
 def test_camera_faults_and_recovery(health_counter):
     frames = [f for _, f in open_replay(str(DATA / "clip_right.mp4"))]
-    health = vision.CameraHealth(health_counter, timeout=1.0, frozen=3)
+    health = CameraHealth(health_counter, timeout=1.0, frozen=3)
     assert health.feed(0.0, frames[0]) == []
     assert health.feed(0.1, frames[1]) == []
     # frozen: the same frame again and again
@@ -100,7 +101,7 @@ def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
 
 
 def test_a_feed_turns_the_clip_into_observations(health_counter):
-    from firmware_host.cameras import CameraFeed
+    from firmware_host.vision.feed import CameraFeed
     from firmware_host.observations import ChipsInZone
     with open_replay(str(DATA / "clip_right.mp4")) as camera:
         feed = CameraFeed("right", camera, health_counter.calib, health_counter.models)
@@ -117,7 +118,7 @@ def test_a_saturated_patch_is_reported_when_it_lasts(health_counter):
     The TD hears of it once it lasts."""
     frame = next(iter(open_replay(str(DATA / "clip_right.mp4"))))[1]
     bright = np.clip(frame.astype(np.float32) * 1.25, 0, 255).astype(np.uint8)  # the patch clips at 255
-    health = vision.CameraHealth(health_counter, frozen=100)
+    health = CameraHealth(health_counter, frozen=100)
     out = [health.feed(k / 10, np.clip(bright.astype(np.int16) + k % 3, 0, 255).astype(np.uint8)) for k in range(5)]
     assert out[:4] == [[]] * 4 and [o.fault for o in out[4]] == ["overexposed"]
     assert [type(o) for o in health.feed(0.5, frame)] == [DeviceRecovered]
@@ -128,9 +129,9 @@ def test_a_camera_knocked_out_of_its_calibrated_pose_is_a_fault_and_counts_nothi
     two checks finding them moved raise `moved`, and the camera reports no chips until a check
     finds them back in place; the chips it reported before are not reported twice."""
     from calibration.geometry import CameraModel
-    from firmware_host.cameras import CameraFeed
+    from firmware_host.vision.feed import CameraFeed
     from firmware_host.observations import ChipsInZone
-    from firmware_host.render import HOUSE_004, Scene, Stack, mount_camera, render
+    from firmware_host.sim.render import HOUSE_004, Scene, Stack, mount_camera, render
     layout = load_layout("hardware/camera/table8.toml").view("right")
     calib = calibrate_table(cv2.imread(str(DATA / "table_right.jpg")), layout)
     models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_right_{v}.jpg")) for v in HOUSE_004})

@@ -6,7 +6,7 @@ import sys
 import cv2
 
 from calibration.geometry import load_layout
-from firmware_host.render import HOUSE_004, calibration_shows, mount_camera, render
+from firmware_host.sim.render import HOUSE_004, calibration_shows, mount_camera, render
 
 
 def tablectl(*args, cwd=None):

@@ -5,9 +5,11 @@ import pytest
 
 from calibration.chips import ConfusableColours, load_models
 from calibration.geometry import calibrate_table, load_layout
-from firmware_host import vision
+from firmware_host.vision import counter as vision
+from firmware_host.vision.faceup import FaceUp
+from firmware_host.vision.stability import Stability
 from firmware_host.observations import ChipsInZone
-from firmware_host.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
+from firmware_host.sim.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
 
 LAYOUT = "hardware/camera/table8.toml"
 DATA = "tests/data/vision"
@@ -84,7 +86,7 @@ def test_a_stack_is_counted_or_flagged_never_silently_wrong(table):
 
 def test_an_arm_over_a_zone_is_occluded_and_never_reported(table):
     counter = table[3]
-    stability = vision.Stability(frames=2)
+    stability = Stability(frames=2)
     stacks = [Stack(-430, -300, 500, 3)]
     arm = Arm(-430, -700, -275, -360, 90.0)  # the hand between the camera and the stack
     scene = Scene(tuple(stacks), (), (arm,), colours=HOUSE_004)
@@ -100,7 +102,7 @@ def test_an_arm_over_a_zone_is_occluded_and_never_reported(table):
 
 def test_a_count_becomes_an_observation_after_n_still_frames(table):
     counter = table[3]
-    stability = vision.Stability(frames=3)
+    stability = Stability(frames=3)
     stacks = [Stack(-430, -300, 100, 1), Stack(-700, 170, 2000, 1)]
     frames = [picture(table, stacks, seed=k) for k in range(4)]
     moved = picture(table, stacks, arms=[Arm(-430, -700, -275, -360, 90.0)], seed=9)
@@ -125,7 +127,7 @@ def test_stability_reports_a_change_once_and_only_when_still():
     one = [(10, 20, 100, 1.1)]
     two = [(10, 20, 100, 0.9), (60, 20, 500, 3.1)]
     vague = [(10, 20, 100, 1.0), (60, 21, 500, 2.5)]  # 2 or 3 chips: a coin toss
-    s = vision.Stability(frames=2)
+    s = Stability(frames=2)
     seq = [frame(one), frame(one), frame(one), frame(two, motion=True), frame(vague), frame(vague), frame(two),
            frame(two), frame(two), frame(one, status="occluded")]
     out, states = [], []
@@ -142,8 +144,8 @@ def test_stability_reports_a_change_once_and_only_when_still():
     assert out[8] == [] and states[8] == "stable"
     assert out[9] == [] and states[9] == "occluded"
     with pytest.raises(ValueError):
-        vision.Stability(frames=0)
-    s = vision.Stability(frames=2)
+        Stability(frames=0)
+    s = Stability(frames=2)
     assert s.feed(0, frame([(60, 20, 500, 2.0)])) == [] and s.feed(1, frame([(60, 20, 500, 4.0)])) == []
     assert s.state("bet:2") == "uncertain"  # 3.0 on average, but the frames disagree
 
@@ -155,10 +157,10 @@ def test_a_count_the_top_face_confirmed_in_every_frame_is_reported():
         seen = (vision.StackSeen(10, 20, 100, 2, 0.75, None, 0.0, 1.7, 1.0, 0.15, inlay),)
         return vision.FrameResult({"bet:2": vision.ZoneCount("bet:2", "ok", 200, ((100, 2),), seen, 0.75, False)},
                                   {}, (1, 1, 1))
-    s = vision.Stability(frames=3)
+    s = Stability(frames=3)
     out = [o for t, inlay in enumerate((2, 2, 2)) for o in s.feed(t, frame(inlay))]
     assert out == [ChipsInZone(2, "bet:2", 200, ((100, 2),))]
-    s = vision.Stability(frames=3)
+    s = Stability(frames=3)
     out = [o for t, inlay in enumerate((2, None, 2)) for o in s.feed(t, frame(inlay))]
     assert out == [] and s.state("bet:2") == "uncertain"
 
@@ -276,7 +278,7 @@ def test_a_card_face_up_in_a_seat_area_is_reported_once_it_has_held(table):
     down = picture(table, cards=[("seat:2", False), ("deck", True), ("board:1", True)], seed=1)
     up = picture(table, cards=[("seat:2", True), ("deck", True), ("board:1", True)], seed=1)
     counter = table[3]
-    watch = vision.FaceUp(3)
+    watch = FaceUp(3)
     frames = [down] * 4 + [up] * 5 + [down] * 4 + [up] * 4
     out, previous = [], None
     for k, frame in enumerate(frames):

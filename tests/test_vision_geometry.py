@@ -7,8 +7,8 @@ import pytest
 
 from calibration.geometry import (CalibrationError, LayoutError, Marker, calibrate_table, draw_calibration,
                                   intrusions, load_calibration, load_layout)
-from firmware_host.cli_vision import expected_markers
-from firmware_host.render import Scene, mount_camera, render
+from firmware_host.cli.vision import expected_markers
+from firmware_host.sim.render import Scene, mount_camera, render
 
 LAYOUT = "hardware/camera/table8.toml"
 DATA = "tests/data/vision"

@@ -1,0 +1,384 @@
+"""tablectl sub-commands for publishing: `run`, `bench mqtt`."""
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+
+from firmware_host.sim.broker import LocalMosquitto
+
+
+def register(commands, bench, calibrate) -> None:
+    """Add this module's sub-commands to the ``tablectl`` parsers."""
+    run = commands.add_parser("run", help="run the table controller: observations -> engine -> MQTT")
+    run.add_argument("--config", required=True, help="TOML config (see hardware/mosquitto/table.example.toml)")
+    run.add_argument("--source", default="demo", choices=["demo"], help="observation source (default: demo)")
+    run.add_argument("--devices", default=None, metavar="TABLE_PROFILE",
+                     help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, console")
+    run.add_argument("--decks", default=None, help="with --devices: the deck registry directory")
+    run.add_argument("--shoe", default="/dev/ttyACM0", help="with --devices: the shoe's serial port")
+    run.add_argument("--camera", action="append", default=[], metavar="NAME=INDEX",
+                     help="with --devices: a chip camera (V4L2 device INDEX) calibrated as NAME; repeat per camera")
+    run.add_argument("--calibration", default=".", metavar="DIR",
+                     help="with --camera: where camera-NAME-table.json and camera-NAME-chips.json are")
+    run.add_argument("--recording", default=None,
+                     help="replay this recording through the drivers as the source (docs/recording.md)")
+    run.add_argument("--speed", type=float, default=10.0, help="demo pace, x real time (0: flat out)")
+    run.add_argument("--loops", type=int, default=1, help="play the demo session N times")
+    run.add_argument("--exit-at-end", action="store_true",
+                     help="exit once the source has ended and the outbox is drained")
+    run.add_argument("--print", dest="print_events", action="store_true", help="print events readably")
+    run.add_argument("--secrets", action="store_true", help="with --print: show hole and burn cards")
+    run.add_argument("--events-out", default=None, help="append every payload sent, as JSON lines, to FILE")
+    run.add_argument("--log-level", default="WARNING")
+    run.set_defaults(func=cmd_run)
+
+    mqtt = bench.add_parser("mqtt", help="observation-to-subscriber latency, throughput, 200 tables at once")
+    mqtt.add_argument("--events", type=int, default=10_000, help="events for latency and throughput (>= 10000)")
+    mqtt.add_argument("--rate", type=float, default=400.0, help="observations per second in the latency run")
+    mqtt.add_argument("--tables", type=int, default=200)
+    mqtt.add_argument("--seconds", type=float, default=60.0, help="duration of the many-tables run")
+    mqtt.add_argument("--table-rate", type=float, default=2.0,
+                      help="observations per second per table (a real table makes about 1)")
+    mqtt.set_defaults(func=bench_mqtt)
+
+
+def cmd_run(args) -> int:
+    from firmware_host.cli.display import describe
+    from firmware_host.service.service import ConfigError, Service, demo_source, load_config
+
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"error: config {args.config}: {exc}", file=sys.stderr)
+        return 2
+    out = open(args.events_out, "a", encoding="utf-8") if args.events_out else None
+    lock = threading.Lock()
+
+    def on_payload(topic: str, payload: dict) -> None:
+        with lock:
+            out.write(json.dumps({"topic": topic, "payload": payload}, sort_keys=True) + "\n")
+            out.flush()
+
+    devices = None
+
+    def on_event(event) -> None:
+        if devices is not None:
+            devices.show((event,))
+        if args.print_events:
+            print(describe(event, show_secrets=args.secrets), flush=True)
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        if args.devices:
+            devices = _open_devices(args)
+        service = Service(config, on_payload=on_payload if out else None,
+                          on_event=on_event if (args.print_events or devices) else None)
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if devices is not None:
+            devices.close()
+        return 2
+    try:
+        service.start()
+        if devices is not None:
+            service.feed_from(devices.observations(stop.is_set))
+        elif args.recording:
+            service.feed_from(_recording_source(args.recording, args.speed, service.source_done))
+        else:
+            service.feed_from(demo_source(args.speed, args.loops, skip=service.source_done))
+        service.run(until_source_ends=args.exit_at_end, stop=stop)
+        left = len(service.outbox)
+    finally:
+        service.close()
+        if devices is not None:
+            devices.close()
+        if out:
+            out.close()
+    if left:
+        print(f"{left} message(s) still in the outbox {config.outbox_path}: they are sent on the next start",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _open_devices(args):
+    """The real devices of ``--devices`` (a table profile) with the deck registry of ``--decks``."""
+    import tomllib
+    from pathlib import Path
+
+    from calibration.deck import Registry
+    from calibration.readers import parse_readers
+    from drivers.console import load_console_pins
+    from drivers.zones import open_real
+
+    from firmware_host.service.devices import Devices
+
+    if not args.decks:
+        raise ValueError("--devices needs --decks (the deck registry directory)")
+    table = tomllib.loads(Path(args.devices).read_text())
+    registry = Registry.from_directory(args.decks)
+    if not registry.decks:
+        raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
+    readers = parse_readers(table, args.devices)
+    cameras = _open_cameras(args.camera, Path(args.calibration))
+    try:
+        return Devices(shoe_port=args.shoe, registry=registry, readers=readers, chips=open_real(readers),
+                       console_pins=load_console_pins(table, args.devices), cameras=cameras)
+    except Exception:
+        for feed in cameras:
+            feed.close()
+        raise
+
+
+def _open_cameras(specs: list[str], directory, clock=None):
+    """``--camera NAME=INDEX``: each camera opened with the calibration files of NAME in *directory*
+    (frames stamped by *clock*, by default the monotonic clock)."""
+    from drivers.camera import open_device
+
+    from firmware_host.vision.feed import CameraFeed, load_camera_calibration
+    feeds = []
+    try:
+        for spec in specs:
+            name, sep, index = spec.partition("=")
+            if not sep or not name or not index.isdigit():
+                raise ValueError(f"--camera expects NAME=INDEX (a V4L2 device number), not {spec!r}")
+            calib, models = load_camera_calibration(directory / f"camera-{name}-table.json",
+                                                    directory / f"camera-{name}-chips.json")
+            if calib.layout.camera != name:
+                raise ValueError(f"{directory / f'camera-{name}-table.json'}: calibrates camera "
+                                 f"{calib.layout.camera}, not {name}")
+            camera = open_device(int(index), tuple(calib.image_size), **({"clock": clock} if clock else {}))
+            feeds.append(CameraFeed(name, camera, calib, models))
+    except Exception:
+        for feed in feeds:
+            feed.close()
+        raise
+    return feeds
+
+
+def _recording_source(path: str, speed: float, skip: int):
+    """A recording's observations through the drivers (paced at *speed*, 0: flat out), the first *skip* dropped."""
+    from firmware_host.hil.recording import load
+    from firmware_host.hil.replay import Replay
+
+    with Replay(load(path)) as replay:
+        for n, obs in enumerate(replay.stream(speed or None), 1):
+            if n > skip:
+                yield obs
+
+
+# -- bench mqtt -----------------------------------------------------------------------
+
+class _Recorder:
+    """A subscriber noting, per (table, event seq), the perf_counter time it first arrived."""
+
+    def __init__(self, port: int, topic: str) -> None:
+        import time
+
+        import paho.mqtt.client as mqtt
+
+        self.first: dict[tuple[str, int], float] = {}
+        self.count = 0
+        self._lock = threading.Lock()
+        ready = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-{time.monotonic_ns()}",
+                                  protocol=mqtt.MQTTv5)
+        self.client.max_inflight_messages_set(0)
+
+        def on_message(client, userdata, msg):
+            at = time.perf_counter()
+            body = json.loads(msg.payload)
+            key = (body["table"], body["event"]["seq"])
+            with self._lock:
+                self.count += 1
+                self.first.setdefault(key, at)
+
+        self.client.on_message = on_message
+        self.client.on_subscribe = lambda *a: ready.set()
+        self.client.on_connect = lambda c, *a: c.subscribe(topic, qos=1)
+        self.client.connect("127.0.0.1", port, 30)
+        self.client.loop_start()
+        if not ready.wait(10):
+            raise RuntimeError("bench subscriber: no SUBACK")
+
+    def wait(self, expected: int, timeout: float) -> bool:
+        import time
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if len(self.first) >= expected:
+                return True
+            time.sleep(0.01)
+        return len(self.first) >= expected
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def _bench_config(directory, port: int, table: str):
+    from pathlib import Path
+
+    from firmware_host.service.service import parse_config
+    return parse_config({"table": {"id": table, "profile": "000"},
+                         "broker": {"host": "127.0.0.1", "port": port, "keepalive": 30},
+                         "outbox": {"path": "outbox.sqlite", "max_bytes": 500_000_000},
+                         "journal": {"path": "journal.sqlite"}, "publish": {"health_interval": 3600},
+                         "commands": {"key": "bench-key-0123456789abcdef"}}, base=Path(directory))
+
+
+def _percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def _single_table(port: int, directory, events: int, rate: float) -> dict:
+    """Observations at *rate*/s (0: flat out) until *events* events; latency observation -> subscriber."""
+    import os
+    import time
+
+    from firmware_host.service.service import Service, demo_source
+
+    loops = events // 60 + 2
+    os.makedirs(directory, exist_ok=True)
+    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    service = Service(_bench_config(directory, port, "bench")).start()
+    service.publisher.connected.wait(10)
+    sent: dict[int, float] = {}
+    start = time.perf_counter()
+    n = 0
+    for obs in demo_source(0, loops=loops):
+        if rate:
+            due = start + n / rate
+            while (now := time.perf_counter()) < due:
+                time.sleep(min(0.001, due - now))
+        n += 1
+        t_in = time.perf_counter()
+        for event in service.handle(obs):
+            sent[event.seq] = t_in
+        if len(sent) >= events:
+            break
+    fed = time.perf_counter()
+    ok = rec.wait(len(sent), 120)
+    done = max(rec.first.values())
+    latencies = [(rec.first[("bench", seq)] - t) * 1000 for seq, t in sent.items() if ("bench", seq) in rec.first]
+    service.close()
+    rec.close()
+    return {"events": len(sent), "observations": n, "received": len(rec.first), "lost": len(sent) - len(rec.first),
+            "complete": ok, "median_ms": round(_percentile(latencies, 0.5), 3),
+            "p99_ms": round(_percentile(latencies, 0.99), 3), "max_ms": round(max(latencies), 3),
+            "feed_s": round(fed - start, 3), "total_s": round(done - start, 3),
+            "events_per_s": round(len(sent) / (done - start), 1)}
+
+
+TABLES_PER_PROCESS = 50
+"""paho waits with select(): a socket numbered past 1024 fails, and a table holds ~9 descriptors
+(journal and outbox files, WAL, socket), so the simulated tables are spread over processes."""
+
+
+def _table_worker(port: int, directory: str, names: list[str], seconds: float, table_rate: float,
+                  go, results) -> None:
+    """One process of simulated tables: wait for *go*, feed for *seconds*, drain, report."""
+    import logging
+    import time
+    from pathlib import Path
+
+    from firmware_host.service.service import Service, demo_source
+
+    logging.basicConfig(level=logging.ERROR)
+    services, sources = [], []
+    for name in names:
+        d = Path(directory) / name
+        d.mkdir(parents=True, exist_ok=True)
+        services.append(Service(_bench_config(d, port, name)).start())
+        sources.append(demo_source(0, loops=10**6))
+    connected = sum(s.publisher.connected.wait(30) for s in services)
+    results.put(("ready", connected))
+    go.wait()
+    rate = len(services) * table_rate
+    start = time.perf_counter()
+    n = 0
+    while (now := time.perf_counter()) - start < seconds:
+        due = start + n / rate
+        if now < due:
+            time.sleep(min(0.002, due - now))
+            continue
+        services[n % len(services)].handle(next(sources[n % len(services)]))
+        n += 1
+    fed = time.perf_counter() - start
+    drained = all(s.drain(60) for s in services)
+    report = {"observations": n, "events": sum(s.engine.seq for s in services), "fed_s": fed,
+              "unacked": sum(len(s.outbox) for s in services), "drained": drained}
+    for s in services:
+        s.close()
+    results.put(("done", report))
+
+
+def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: float) -> dict:
+    """*tables* controllers (spread over processes) publishing into one broker for *seconds*."""
+    import multiprocessing
+    import time
+
+    ctx = multiprocessing.get_context("spawn")
+    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    go, results = ctx.Event(), ctx.Queue()
+    names = [f"t{k + 1}" for k in range(tables)]
+    groups = [names[i:i + TABLES_PER_PROCESS] for i in range(0, tables, TABLES_PER_PROCESS)]
+    procs = [ctx.Process(target=_table_worker, args=(port, str(directory), g, seconds, table_rate, go, results))
+             for g in groups]
+    for p in procs:
+        p.start()
+    connected = sum(results.get(timeout=120)[1] for _ in procs)
+    start = time.perf_counter()
+    go.set()
+    reports = [results.get(timeout=seconds + 180)[1] for _ in procs]
+    for p in procs:
+        p.join(30)
+    expected = sum(r["events"] for r in reports)
+    ok = rec.wait(expected, 60)
+    done = max(rec.first.values()) - start if rec.first else seconds
+    rec.close()
+    n = sum(r["observations"] for r in reports)
+    fed = max(r["fed_s"] for r in reports)
+    return {"tables": tables, "processes": len(procs), "connected": connected, "seconds": round(fed, 2),
+            "observations": n, "events": expected, "received": len(rec.first), "lost": expected - len(rec.first),
+            "complete": ok, "unacked_at_end": sum(r["unacked"] for r in reports),
+            "events_per_s": round(expected / done, 1), "observations_per_s": round(n / fed, 1)}
+
+
+def bench_mqtt(args) -> int:
+    """``tablectl bench mqtt``: latency and throughput of one table, then many tables at once."""
+    import logging
+    import resource
+    import tempfile
+
+    logging.basicConfig(level=logging.ERROR)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    events = max(args.events, 10_000)
+    with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as tmp:
+        broker = LocalMosquitto(tmp)
+        try:
+            print(f"Mosquitto on 127.0.0.1:{broker.port}; each observation journaled (SQLite WAL, fsync), fed to "
+                  "the engine, its events written to the outbox (fsync), published QoS 1, received by a subscriber")
+            paced = _single_table(broker.port, f"{tmp}/paced", events, args.rate)
+            print(f"latency, {paced['events']} events at {args.rate:g} observations/s: median {paced['median_ms']} ms,"
+                  f" p99 {paced['p99_ms']} ms, max {paced['max_ms']} ms; lost {paced['lost']}")
+            flat = _single_table(broker.port, f"{tmp}/flat", events, 0)
+            print(f"throughput, {flat['events']} events flat out: {flat['events_per_s']} events/s sustained "
+                  f"(fed in {flat['feed_s']} s, all received after {flat['total_s']} s); lost {flat['lost']}")
+            many = _many_tables(broker.port, f"{tmp}/many", args.tables, args.seconds, args.table_rate)
+            print(f"{many['tables']} tables ({many['connected']} connected, {many['processes']} processes) for {many['seconds']} s at "
+                  f"{args.table_rate:g} observations/s each: {many['events']} events, {many['events_per_s']} "
+                  f"events/s; lost {many['lost']}")
+        finally:
+            broker.close()
+    result = {"bench": "mqtt", "latency": paced, "throughput": flat, "tables": many,
+              "ok": paced["lost"] == 0 and flat["lost"] == 0 and many["lost"] == 0}
+    print(json.dumps(result, sort_keys=True))
+    return 0 if result["ok"] else 1

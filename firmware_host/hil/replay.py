@@ -1,0 +1,210 @@
+"""Replay a recording through the same driver code as the table, into the hand engine.
+
+Every stream goes through its real driver: the shoe's bytes through a pty read
+by pyserial into the shoe driver's protocol session, the reader polls through
+the zone driver's debounce, the GPIO edges through gpiozero's ``MockFactory``
+into the console driver, the hall's commands as observations, each camera's
+video through the camera driver (OpenCV reading the file) into the chip
+counter, one frame at each of its recorded times. One thread, the recording's
+clock: the same recording gives the same events, byte for byte, at any speed.
+"""
+from __future__ import annotations
+
+import os
+import time
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import serial
+from gpiozero.pins.mock import MockFactory
+
+from calibration.deck import Deck, Registry
+from calibration.readers import parse_readers
+from drivers.camera import open_replay
+from drivers.console import Console, load_console_pins
+from drivers.shoe import ShoeSession
+from drivers.zones import PollRecord, ZoneTracker
+
+from firmware_host.vision.feed import CameraFeed, load_camera_calibration, unsure
+from firmware_host.rules.engine import HandEngine
+from firmware_host.events import Event
+from firmware_host.service.devices import choosing_deck
+from firmware_host.observations import Observation, from_dict
+from firmware_host.rules.profile import builtin_profile
+from firmware_host.hil.recording import CameraTrack, Recording, RecordingError, merge
+
+
+TICK = 0.5      # seconds between two checks of the shoe's heartbeat timer
+
+
+class _Pty:
+    """A pty pair: bytes written to the master come out of a real pyserial port."""
+
+    def __init__(self) -> None:
+        self.master, slave = os.openpty()
+        self.port = serial.Serial(os.ttyname(slave), 115200, timeout=1.0)
+        os.close(slave)
+        os.set_blocking(self.master, False)
+
+    def carry(self, data: bytes) -> bytes:
+        os.write(self.master, data)
+        return self.port.read(len(data))
+
+    def answer(self, data: bytes) -> None:
+        """The host's acks: written to the port, drained from the master (the recording has them)."""
+        if data:
+            self.port.write(data)
+            self.port.flush()
+            try:
+                os.read(self.master, 4096)
+            except BlockingIOError:
+                pass
+
+    def close(self) -> None:
+        self.port.close()
+        os.close(self.master)
+
+
+def _camera(directory, track: CameraTrack) -> CameraFeed:
+    """One recorded camera: its video read by the camera driver, counted with its own calibration
+    (the recording's clock drives it: one frame per tick); errors are RecordingErrors naming the file."""
+    try:
+        calib, models = load_camera_calibration(directory / track.table, directory / track.chips)
+        return CameraFeed(track.name, open_replay(str(directory / track.video), times=track.times), calib, models)
+    except ValueError as exc:
+        raise RecordingError(str(exc)) from None
+    except OSError as exc:
+        raise RecordingError(f"camera {track.name}: {exc}") from None
+
+
+@dataclass
+class Replay:
+    """The drivers and the engine of one replay."""
+
+    recording: Recording
+    profile: str | None = None
+    events: list[Event] = field(default_factory=list)
+    now: float = 0.0
+
+    def __post_init__(self) -> None:
+        rec = self.recording
+        table = tomllib.loads(rec.table_profile)
+        decks = [Deck(d["deck"], d["back"], d["cards"]) for d in rec.decks]
+        self.registry = Registry(decks, rec.in_play)
+        self.readers = ZoneTracker.for_table(parse_readers(table, "recording.json:table_profile"),
+                                             self.registry.lookup)
+        self.shoe = ShoeSession(self.registry)
+        self.engine = HandEngine(builtin_profile(self.profile or rec.profile), rec.table, chip_unit=rec.chip_unit)
+        self._pending: list[Observation] = []
+        self.factory = MockFactory()
+        self.console = Console(load_console_pins(table, "recording.json:table_profile"),
+                               choosing_deck(self.registry, self._pending.append),
+                               clock=lambda: self.now, pin_factory=self.factory, bounce_time=None,
+                               blink=False)
+        self.pty = _Pty()
+        self._next_tick = TICK
+        self.cameras: dict[str, CameraFeed] = {}
+        try:
+            if rec.cameras and rec.directory is None:
+                raise RecordingError("the recording has cameras but no directory to read their videos from")
+            for track in rec.cameras:
+                self.cameras[track.name] = _camera(rec.directory, track)
+        except BaseException:
+            self.close()        # what was opened before the bad camera
+            raise
+        self.timeline = self._timeline()
+
+    def _timeline(self) -> list[dict]:
+        """The recorded lines with a ``frame`` item at each camera frame's time (lines first at equal times)."""
+        frames = [{"t": t, "s": "frame", "camera": track.name} for track in self.recording.cameras for t in track.times]
+        return merge(self.recording.lines, frames) if frames else self.recording.lines
+
+    def observations(self, line: dict) -> list[Observation]:
+        """What the drivers make of one recorded line."""
+        t = line["t"]
+        out: list[Observation] = []
+        while self._next_tick < t:           # the live driver checks its heartbeat timer every TICK
+            self.now = self._next_tick
+            out += self.shoe.tick(self._next_tick)
+            self._next_tick = round(self._next_tick + TICK, 6)
+        self.now = t
+        kind = line["s"]
+        out += self.shoe.tick(t)
+        if kind == "shoe":
+            if line.get("event") == "unplugged":
+                out += self.shoe.disconnected(t, line.get("detail", "USB cable pulled"))
+            elif line.get("event") == "plugged":
+                out += self.shoe.connected(t, line.get("detail", "USB cable back"))
+            elif line.get("dir") == "rx":
+                observations, acks = self.shoe.feed(self.pty.carry(bytes.fromhex(line["hex"])), t)
+                self.pty.answer(acks)
+                out += observations
+        elif kind == "reader":
+            out += self.readers.feed(PollRecord.from_dict({k: v for k, v in line.items() if k != "s"}))
+        elif kind == "gpio":
+            pin = self.factory.pin(line["pin"])
+            pin.drive_low() if line["level"] == 0 else pin.drive_high()
+            out += self._pending
+            self._pending.clear()
+        elif kind in ("hall", "camera"):
+            out.append(from_dict(line["obs"]))
+        elif kind == "frame":
+            out += self.cameras[line["camera"]].tick(t)
+            self.console.ask(unsure(self.cameras.values()))
+        return out
+
+    def stream(self, speed: float | None = None) -> Iterator[Observation]:
+        """The drivers' observations, paced on the recording's clock (*speed* as for :meth:`run`):
+        a source for the service, which feeds its own engine."""
+        start = time.monotonic()
+        for line in self.timeline:
+            if speed:
+                delay = start + line["t"] / speed - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            yield from self.observations(line)
+
+    def run(self, *, speed: float | None = None, on_event: Callable[[Event], None] | None = None,
+            on_progress: Callable[[int, int], None] | None = None) -> list[Event]:
+        """Replay every line; *speed* None = as fast as possible, 1 = real time, N = N times."""
+        start = time.monotonic()
+        total = len(self.timeline)
+        for number, line in enumerate(self.timeline, 1):
+            if on_progress and (number % 200 == 0 or number == total):
+                on_progress(number, total)
+            if speed:
+                delay = start + line["t"] / speed - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            for obs in self.observations(line):
+                for event in self.engine.feed(obs):
+                    self.console.show((event,))
+                    self.events.append(event)
+                    if on_event:
+                        on_event(event)
+        return self.events
+
+    def close(self) -> None:
+        for camera in self.cameras.values():
+            camera.close()
+        self.console.close()
+        self.pty.close()
+        self.factory.close()
+
+    def __enter__(self) -> Replay:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def replay(recording: Recording, **kwargs) -> list[Event]:
+    """The events of *recording*, replayed as fast as possible."""
+    with Replay(recording) as run:
+        return run.run(**kwargs)
+
+
+def lines_of(events: list[Event]) -> Iterator[str]:
+    for event in events:
+        yield event.to_json()

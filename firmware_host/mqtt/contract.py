@@ -1,0 +1,271 @@
+"""The MQTT contract: topic tree, payload envelope, JSON Schemas (docs/mqtt/).
+
+Pure: no I/O except reading the committed schema files. The topic tree and
+payloads are documented in ``docs/mqtt/README.md`` and ``docs/mqtt/asyncapi.yaml``.
+
+Every payload is one JSON object with the envelope fields ``schema``,
+``version``, ``table``, ``boot``, ``seq`` (per boot and per topic, from 1),
+``id`` (unique; an event keeps its id when resent), ``time`` (wall clock when
+made) and ``replayed`` (this copy may be a duplicate), then its body.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import re
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+from firmware_host import events as ev
+
+ROOT = "pokerhall/v1"
+"""Root of the tree; the major version is part of it."""
+SECURE_ROOT = f"{ROOT}/secure"
+"""Root of the secure tree (hole and burn cards): the broker's ACL restricts it."""
+CONTRACT_VERSION = 1
+ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+TXN_RE = re.compile(r"^[A-Za-z0-9-]{1,64}$")
+CARD_RE = re.compile(r"\b[2-9TJQKA][cdhs]\b")
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "docs" / "mqtt" / "schemas"
+COMMANDS = ("resolve", "set-level", "pause", "move-button", "void-hand")
+MASK = "XX"
+"""A card that is not public, as written on the public topics."""
+
+KINDS = ("status", "birth", "state", "event", "secure-event", "irregularity", "health", "reply", "cmd")
+"""Payload kinds: schema ``pokerhall.<kind>``, file ``docs/mqtt/schemas/<kind>.schema.json``."""
+
+
+class ContractError(ValueError):
+    """A payload or topic that breaks the contract."""
+
+
+def check_id(value: str, what: str = "id") -> str:
+    """Return *value* if it is a valid id ([a-z0-9-], 1..64, no leading/trailing dash)."""
+    if not isinstance(value, str) or not ID_RE.match(value):
+        raise ContractError(f"{what} {value!r} must be 1-64 characters of [a-z0-9-]")
+    return value
+
+
+@dataclass(frozen=True)
+class Topics:
+    """The topics of one table."""
+
+    table: str
+
+    def __post_init__(self) -> None:
+        check_id(self.table, "table id")
+
+    @property
+    def base(self) -> str:
+        return f"{ROOT}/table/{self.table}"
+
+    @property
+    def status(self) -> str:
+        return f"{self.base}/status"
+
+    @property
+    def birth(self) -> str:
+        return f"{self.base}/birth"
+
+    @property
+    def state(self) -> str:
+        return f"{self.base}/state"
+
+    @property
+    def event(self) -> str:
+        return f"{self.base}/event"
+
+    @property
+    def irregularity(self) -> str:
+        return f"{self.base}/irregularity"
+
+    @property
+    def health(self) -> str:
+        return f"{self.base}/health"
+
+    @property
+    def secure_event(self) -> str:
+        return f"{SECURE_ROOT}/table/{self.table}/event"
+
+    @property
+    def cmd_filter(self) -> str:
+        return f"{self.base}/cmd/+"
+
+    def cmd(self, name: str) -> str:
+        return f"{self.base}/cmd/{name}"
+
+    def reply(self, name: str) -> str:
+        return f"{self.base}/reply/{name}"
+
+    def kind_of(self, topic: str) -> str:
+        """The payload kind published on *topic* (``reply`` for ``reply/<name>``)."""
+        for kind in ("status", "birth", "state", "event", "irregularity", "health"):
+            if topic == getattr(self, kind):
+                return kind
+        if topic == self.secure_event:
+            return "secure-event"
+        if topic.startswith(self.base + "/reply/"):
+            return "reply"
+        if topic.startswith(self.base + "/cmd/"):
+            return "cmd"
+        raise ContractError(f"{topic!r} is not a topic of table {self.table}")
+
+    def is_public(self, topic: str) -> bool:
+        return not topic.startswith(SECURE_ROOT + "/")
+
+
+def envelope(kind: str, table: str, boot: str, seq: int, msg_id: str, now: float, **body) -> dict:
+    """A payload: the envelope fields then *body*."""
+    if kind not in KINDS:
+        raise ContractError(f"unknown payload kind {kind!r}")
+    payload = {"schema": f"pokerhall.{kind}", "version": CONTRACT_VERSION, "table": table, "boot": boot,
+               "seq": seq, "id": msg_id, "time": round(now, 6), "replayed": False}
+    payload.update(body)
+    return payload
+
+
+def event_id(table: str, session: str, seq: int) -> str:
+    """The id of engine event *seq*: the same on every resend and every topic."""
+    return f"{table}-{session}-{seq}"
+
+
+def dumps(payload: dict) -> str:
+    """Canonical JSON (sorted keys, compact)."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+# -- command authentication ---------------------------------------------------
+
+def sign(payload: dict, key: bytes) -> str:
+    """HMAC-SHA256 (hex) of the canonical JSON of *payload* without its ``hmac`` field."""
+    body = {k: v for k, v in payload.items() if k != "hmac"}
+    return hmac.new(key, dumps(body).encode(), hashlib.sha256).hexdigest()
+
+
+def signed(payload: dict, key: bytes) -> dict:
+    """*payload* with its ``hmac`` field."""
+    return {**payload, "hmac": sign(payload, key)}
+
+
+def verify(payload: dict, key: bytes) -> bool:
+    """Is the ``hmac`` field of *payload* right for *key*?"""
+    mac = payload.get("hmac")
+    return isinstance(mac, str) and hmac.compare_digest(mac, sign(payload, key))
+
+
+# -- the public view of cards ---------------------------------------------------
+
+def mask_cards(value, public: set[str]):
+    """*value* (str or tuple/list of cards) with every card not in *public* masked."""
+    if isinstance(value, str):
+        return CARD_RE.sub(lambda m: m.group(0) if m.group(0) in public else MASK, value)
+    return tuple(c if c in public else MASK for c in value)
+
+
+# -- schemas ----------------------------------------------------------------------
+
+_CARD = {"type": "string", "pattern": "^[2-9TJQKA][cdhs]$"}
+_PUBLIC_CARD = {"type": "string", "pattern": "^([2-9TJQKA][cdhs]|XX)$"}
+
+
+def _json_type(hint, name: str, secure: bool) -> dict:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [_json_type(a, name, secure) for a in typing.get_args(hint)]
+        return {"anyOf": options}
+    if hint is type(None):
+        return {"type": "null"}
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        if item is str and name == "cards":
+            return {"type": "array", "items": _CARD if secure else _PUBLIC_CARD}
+        return {"type": "array", "items": _json_type(item, "", secure)}
+    if hint is bool:
+        return {"type": "boolean"}
+    if hint is int:
+        return {"type": "integer"}
+    if hint is float:
+        return {"type": "number"}
+    if hint is str:
+        return _CARD if name == "card" else {"type": "string"}
+    raise ContractError(f"no JSON type for {hint!r}")
+
+
+def event_body_schema(cls: type[ev.Event], *, secure: bool) -> dict:
+    """The JSON Schema of ``cls.to_dict()``, generated from the dataclass."""
+    hints = typing.get_type_hints(cls)
+    props: dict = {"schema": {"const": ev.SCHEMA}, "version": {"const": ev.SCHEMA_VERSION},
+                   "kind": {"const": cls.KIND}}
+    required = ["schema", "version", "kind"]
+    for f in dataclasses.fields(cls):
+        props[f.name] = _json_type(hints[f.name], f.name, secure)
+        required.append(f.name)
+    props["t"] = {"type": "number"}
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+def event_schemas() -> dict:
+    """The generated schemas ``event.schema.json`` (public) and ``event-body-secure`` definitions."""
+    public = {c.KIND: event_body_schema(c, secure=False) for c in ev.EVENT_TYPES.values() if not c.SECRET}
+    secure = {c.KIND: event_body_schema(c, secure=True) for c in ev.EVENT_TYPES.values()}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://pokerhall.example/schemas/v1/event-bodies.schema.json",
+        "title": "pokertable.event bodies (generated from firmware_host/events.py: "
+                 "python -m firmware_host.mqtt.contract)",
+        "$defs": {"public": {"oneOf": [{"$ref": f"#/$defs/public-{k}"} for k in public]},
+                  "secure": {"oneOf": [{"$ref": f"#/$defs/secure-{k}"} for k in secure]},
+                  **{f"public-{k}": v for k, v in public.items()},
+                  **{f"secure-{k}": v for k, v in secure.items()}},
+    }
+
+
+def load_schemas(directory: Path = SCHEMA_DIR) -> dict[str, dict]:
+    """Every schema in *directory*, by file name."""
+    return {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.schema.json"))}
+
+
+class Validator:
+    """Validates payloads against the committed schemas in ``docs/mqtt/schemas``."""
+
+    def __init__(self, directory: Path = SCHEMA_DIR) -> None:
+        from jsonschema import Draft202012Validator
+        from referencing import Registry, Resource
+
+        schemas = load_schemas(directory)
+        registry = Registry().with_resources(
+            [(s["$id"], Resource.from_contents(s)) for s in schemas.values()]
+            + [(name, Resource.from_contents(s)) for name, s in schemas.items()])
+        self._validators = {name.removesuffix(".schema.json"): Draft202012Validator(s, registry=registry)
+                            for name, s in schemas.items()}
+
+    def errors(self, payload: dict) -> list[str]:
+        """Why *payload* breaks the contract (empty: it validates)."""
+        kind = str(payload.get("schema", "")).removeprefix("pokerhall.")
+        validator = self._validators.get(kind)
+        if validator is None:
+            return [f"no schema for {payload.get('schema')!r}"]
+        return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
+                for e in validator.iter_errors(payload)]
+
+    def check(self, payload: dict) -> dict:
+        """Return *payload*, or raise :class:`ContractError` naming what is wrong."""
+        errors = self.errors(payload)
+        if errors:
+            raise ContractError(f"{payload.get('schema')}: " + "; ".join(errors[:5]))
+        return payload
+
+
+def write_generated(directory: Path = SCHEMA_DIR) -> Path:
+    """Regenerate ``event-bodies.schema.json`` from events.py."""
+    path = directory / "event-bodies.schema.json"
+    path.write_text(json.dumps(event_schemas(), indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+if __name__ == "__main__":
+    print(write_generated())

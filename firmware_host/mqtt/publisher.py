@@ -1,0 +1,318 @@
+"""The publisher: drains the outbox to the broker, in order, QoS 1; a row leaves the outbox on PUBACK.
+
+One thread owns the connection. Each connection is a fresh paho client (MQTT 5,
+clean start) so nothing is resent behind our back: on every (re)connect the
+retained topics (status, birth, state) are republished, then the outbox is
+drained from its first row; a row sent before (this boot or a previous one) is
+marked ``"replayed": true``. The Last Will is a retained ``offline`` status.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import ssl
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+import paho.mqtt.client as mqtt
+
+from firmware_host.service.outbox import Outbox, Row
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """Where and how to connect. TLS and credentials are configuration only."""
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    keepalive: int = 10
+    client_id: str = ""
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    tls_insecure: bool = False
+    reconnect_min: float = 0.2
+    reconnect_max: float = 5.0
+    window: int = 500
+
+
+@dataclass
+class _Conn:
+    """One connection's bookkeeping (mids are per client)."""
+
+    client: mqtt.Client
+    connected: threading.Event = field(default_factory=threading.Event)
+    alive: bool = True
+    inflight: dict[int, int] = field(default_factory=dict)    # mid -> outbox oid
+    other: set[int] = field(default_factory=set)              # mids of retained and transient messages
+    early: set[int] = field(default_factory=set)              # PUBACKs seen before publish() returned
+    acked: list[int] = field(default_factory=list)
+    refused: int = 0
+
+
+class Publisher:
+    """Sends the outbox, the retained topics and transient messages; receives commands."""
+
+    def __init__(self, config: BrokerConfig, outbox: Outbox, boot: str, *, status_topic: str,
+                 status_payload: Callable[[str, str], str], subscribe: str | None = None,
+                 on_message: Callable[[str, bytes], None] | None = None,
+                 tick: Callable[[], None] | None = None, tick_interval: float = 10.0) -> None:
+        self.config = config
+        self.outbox = outbox
+        self.boot = boot
+        self._status_topic = status_topic
+        self._status_payload = status_payload
+        self._subscribe = subscribe
+        self._on_message = on_message
+        self._tick, self._tick_interval = tick, tick_interval
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._retained: dict[str, str] = {}
+        self._conn: _Conn | None = None
+        self._sent: set[int] = set()          # oids sent on an earlier connection of this boot
+        self.stats = collections.Counter()
+        self.last_error = ""
+        self.connected = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="mqtt-publisher", daemon=True)
+
+    # -- API for the service ------------------------------------------------------
+    def start(self) -> Publisher:
+        self._thread.start()
+        return self
+
+    def wake(self) -> None:
+        """New rows are in the outbox."""
+        self._wake.set()
+
+    def set_retained(self, topic: str, payload: str) -> None:
+        """Publish *payload* retained on *topic* now (if connected) and on every reconnect."""
+        with self._lock:
+            self._retained[topic] = payload
+            conn = self._conn
+        if conn is not None and conn.connected.is_set():
+            self._track(conn, conn.client.publish(topic, payload, qos=1, retain=True), None)
+
+    def send(self, topic: str, payload: str, qos: int = 1, retain: bool = False) -> bool:
+        """A transient message (reply, health): sent if connected, else dropped (counted)."""
+        conn = self._conn
+        if conn is None or not conn.connected.is_set():
+            self.stats["transient_dropped"] += 1
+            return False
+        info = conn.client.publish(topic, payload, qos=qos, retain=retain)
+        if qos:
+            self._track(conn, info, None)
+        self.stats["transient_sent"] += 1
+        return True
+
+    def close(self, final_status: str | None = "stopped", timeout: float = 3.0) -> None:
+        """Stop; publish *final_status* (retained) first if connected. Idempotent."""
+        if self._stop.is_set():
+            return
+        conn = self._conn
+        if final_status and conn is not None and conn.connected.is_set():
+            info = conn.client.publish(self._status_topic, self._status_payload(final_status, "clean shutdown"),
+                                       qos=1, retain=True)
+            try:
+                info.wait_for_publish(timeout)
+            except (RuntimeError, ValueError):
+                pass
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout + 5)
+
+    # -- the thread ------------------------------------------------------------
+    def _client(self) -> _Conn:
+        cfg = self.config
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.client_id or f"table-{uuid.uuid4().hex[:8]}",
+                             protocol=mqtt.MQTTv5, reconnect_on_failure=False)   # we reconnect, with a fresh client
+        client.connect_timeout = 5.0
+        if cfg.username is not None:
+            client.username_pw_set(cfg.username, cfg.password)
+        if cfg.tls:
+            client.tls_set(ca_certs=cfg.ca_file, certfile=cfg.cert_file, keyfile=cfg.key_file,
+                           cert_reqs=ssl.CERT_REQUIRED)
+            client.tls_insecure_set(cfg.tls_insecure)
+        client.will_set(self._status_topic, self._status_payload("offline", "connection lost"), qos=1, retain=True)
+        conn = _Conn(client)
+        client.on_connect = lambda c, u, flags, rc, props: self._on_connect(conn, rc)
+        client.on_disconnect = lambda c, u, flags, rc, props: self._on_disconnect(conn, rc)
+        client.on_publish = lambda c, u, mid, rc, props: self._on_publish(conn, mid, rc)
+        if self._on_message is not None:
+            client.on_message = lambda c, u, msg: self._on_message(msg.topic, msg.payload)
+        return conn
+
+    def _on_connect(self, conn: _Conn, rc) -> None:
+        if rc.is_failure:
+            self.last_error = f"connection refused: {rc}"
+            log.error("broker refused the connection: %s", rc)
+            conn.alive = False
+        else:
+            conn.connected.set()
+        self._wake.set()
+
+    def _on_disconnect(self, conn: _Conn, rc) -> None:
+        conn.alive = False
+        conn.connected.clear()
+        self.connected.clear()
+        self._wake.set()
+
+    def _on_publish(self, conn: _Conn, mid: int, rc) -> None:
+        with self._lock:
+            if mid in conn.other:
+                conn.other.discard(mid)
+                return
+            oid = conn.inflight.pop(mid, None)
+            if rc is not None and getattr(rc, "is_failure", False):
+                conn.refused += 1
+                self.stats["refused"] += 1
+                self.last_error = f"broker refused a publish: {rc}"
+                conn.alive = False          # keep the row; reconnect later and retry
+            elif oid is not None:
+                conn.acked.append(oid)
+            else:
+                conn.early.add(mid)
+        self._wake.set()
+
+    def _run(self) -> None:
+        delay = self.config.reconnect_min
+        next_tick = time.monotonic() + self._tick_interval
+        while not self._stop.is_set():
+            conn = self._client()
+            try:
+                conn.client.connect(self.config.host, self.config.port, self.config.keepalive,
+                                    clean_start=True)
+                conn.client.loop_start()
+            except (OSError, ValueError, ssl.SSLError) as exc:
+                self.last_error = f"cannot connect to {self.config.host}:{self.config.port}: {exc}"
+                log.warning(self.last_error)
+                self.stats["connect_failures"] += 1
+                next_tick = self._idle(delay, next_tick)
+                delay = min(delay * 2, self.config.reconnect_max)
+                continue
+            deadline = time.monotonic() + 10
+            while conn.alive and not conn.connected.is_set() and time.monotonic() < deadline and not self._stop.is_set():
+                self._wake.wait(0.1)
+                self._wake.clear()
+            if conn.connected.is_set() and conn.alive:
+                delay = self.config.reconnect_min
+                with self._lock:
+                    self._conn = conn
+                try:
+                    next_tick = self._session(conn, next_tick)
+                except Exception:          # keep running: log, count, reconnect
+                    log.exception("publisher session failed")
+                    self.stats["session_errors"] += 1
+            with self._lock:
+                self._conn = None
+            self.connected.clear()
+            conn.client.disconnect()
+            conn.client.loop_stop()
+            if not self._stop.is_set():
+                self.stats["disconnects"] += 1
+                next_tick = self._idle(delay, next_tick)
+                delay = min(delay * 2, self.config.reconnect_max)
+
+    def _idle(self, seconds: float, next_tick: float) -> float:
+        end = time.monotonic() + seconds
+        while not self._stop.is_set() and time.monotonic() < end:
+            next_tick = self._maybe_tick(next_tick)
+            self._stop.wait(min(0.1, max(0.0, end - time.monotonic())))
+        return next_tick
+
+    def _maybe_tick(self, next_tick: float) -> float:
+        now = time.monotonic()
+        if self._tick is not None and now >= next_tick:
+            try:
+                self._tick()
+            except Exception:
+                log.exception("periodic tick failed")
+            return now + self._tick_interval
+        return next_tick
+
+    def _session(self, conn: _Conn, next_tick: float) -> float:
+        client = conn.client
+        self.stats["connects"] += 1
+        if self._subscribe:
+            client.subscribe(self._subscribe, qos=1)
+        self._track(conn, client.publish(self._status_topic, self._status_payload("online", "connected"),
+                                         qos=1, retain=True), None)
+        with self._lock:
+            retained = list(self._retained.items())
+        for topic, payload in retained:
+            self._track(conn, client.publish(topic, payload, qos=1, retain=True), None)
+        self.connected.set()
+        cursor = 0
+        waiting: dict[str, collections.deque[Row]] = {}   # per topic: read, not yet due (broadcast delay)
+        window = self.config.window
+        while conn.alive and not self._stop.is_set():
+            self._wake.clear()
+            with self._lock:
+                acked, conn.acked = conn.acked, []
+            if acked:
+                self.outbox.ack(acked)
+                self._sent.difference_update(acked)
+                self.stats["acked"] += len(acked)
+            now = time.time()
+            for queue in waiting.values():
+                while queue and queue[0].not_before <= now and len(conn.inflight) < window and conn.alive:
+                    self._publish(conn, queue.popleft())
+            while len(conn.inflight) < window and conn.alive:
+                rows = self.outbox.pending(after=cursor, limit=min(200, window - len(conn.inflight)))
+                if not rows:
+                    break
+                for row in rows:
+                    cursor = row.oid
+                    if row.not_before > now or waiting.get(row.topic):
+                        waiting.setdefault(row.topic, collections.deque()).append(row)
+                    else:
+                        self._publish(conn, row)
+            next_tick = self._maybe_tick(next_tick)
+            timeout = 0.5
+            due = [q[0].not_before for q in waiting.values() if q]
+            if due:
+                timeout = min(timeout, max(0.005, min(due) - time.time()))
+            self._wake.wait(timeout)
+        with self._lock:
+            acked, conn.acked = conn.acked, []
+        self.outbox.ack(acked)
+        self.stats["acked"] += len(acked)
+        return next_tick
+
+    def _publish(self, conn: _Conn, row: Row) -> None:
+        payload = row.payload
+        replayed = row.boot != self.boot or row.oid in self._sent
+        if replayed:
+            body = json.loads(payload)
+            body["replayed"] = True
+            payload = json.dumps(body, sort_keys=True, separators=(",", ":"))
+            self.stats["replayed"] += 1
+        info = conn.client.publish(row.topic, payload, qos=1, retain=row.retain)
+        if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+            conn.alive = False
+            return
+        self._sent.add(row.oid)
+        self.stats["published"] += 1
+        self._track(conn, info, row.oid)
+
+    def _track(self, conn: _Conn, info: mqtt.MQTTMessageInfo, oid: int | None) -> None:
+        """Remember what *info*'s PUBACK acknowledges (it may already have come)."""
+        with self._lock:
+            if info.mid in conn.early:
+                conn.early.discard(info.mid)
+                if oid is not None:
+                    conn.acked.append(oid)
+            elif oid is None:
+                conn.other.add(info.mid)
+            else:
+                conn.inflight[info.mid] = oid

@@ -1,0 +1,1007 @@
+"""Chip counting per betting zone, face-up cards, stability and camera health.
+
+Functional core: :meth:`Counter.count` takes a frame (and the previous one, for
+motion) and returns what each zone holds in that frame; :class:`Stability`
+turns per-frame counts into :class:`ChipsInZone` observations only once a
+zone has held the same stacks for N frames with no motion; :class:`CameraHealth`
+turns frame arrival into :class:`DeviceFault` observations. Time is always
+passed in.
+
+Per zone, only its region of interest is read: light normalised against the
+white reference patch, pixels unlike the felt grouped into blobs; a blob of
+chip width is one stack: its base found on the felt through the calibrated
+camera, its denomination from the colour of its top face, its count from its
+sub-pixel height in the oblique view against the camera model's height for
+0..N chips at that place. A blob too large over the zone is an arm or a hand:
+the zone is ``occluded``; a blob of the wrong shape or a count or colour that
+falls between two answers makes the zone ``uncertain`` with a low confidence,
+never a guess. See ``docs/vision.md``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from calibration.chips import ChipModels, features
+from calibration.geometry import TableCalibration, Zone
+
+_DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
+                          np.sin(np.linspace(0, 2 * np.pi, 96, endpoint=False))])
+_RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
+                         np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
+
+__all__ = ["CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "count_confidence", "learn_chips"]
+
+FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
+MIN_CONFIDENCE = 0.5
+INNER_TOP, INNER_BOT = (3, 7), (3, 6)  # rows inside an edge whose median is the chip's level there
+STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack
+MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
+CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
+COLUMN_MARGIN = 0.25  # share of the base's width left out on either side (the rim's steep ends)
+OUTLIER_PX, KEEP_SHARE = 1.5, 0.6  # see Counter._stack
+STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outline is not one stack's
+CONFIDENT_SIGMAS = 1.5  # see count_confidence
+MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
+REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
+EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
+SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
+CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
+CLEAR_ROWS, CLEAR_COLUMNS, CLEAR_SHARE = 2, 3, 0.15  # see Counter._clear_of_card
+INLAY_SHARE, INLAY_MIN = 0.4, 0.15  # see Counter._inlay_peaks
+INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
+BEYOND_FOOTPRINTS = 0.25  # see Counter._beyond_outline (a plain stack's blob: at most 0.09)
+FOREIGN_CHIPS, FOREIGN_SPREADS, OTHER_SPREADS, SIDE_SHADE = 1.0, 6.0, 4.0, 0.6  # see Counter._foreign_side
+CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
+
+
+@dataclass(frozen=True)
+class StackSeen:
+    """One stack: its base (mm), denomination (None if unknown), chip count and confidence."""
+
+    x: float
+    y: float
+    value: int | None
+    count: int
+    confidence: float
+    colour: tuple[float, float, float] | None = None  # median normalised colour of the top face
+    excess_px: float = 0.0  # measured silhouette minus that of a single chip (calibrates the edge bias)
+    height: float = 0.0  # the count before rounding (chips)
+    colour_confidence: float = 0.0
+    sigma: float = 0.125  # the height's standard uncertainty (chips); this default gives confidence 1 - 2|error|
+    inlay: int | None = None  # the count the top face's centre confirmed, when the height alone was not enough
+
+
+@dataclass(frozen=True)
+class ZoneCount:
+    """A chip zone in one frame: ``ok``, ``occluded`` or ``uncertain``; what it holds; motion."""
+
+    zone: str
+    status: str
+    amount: int
+    chips: tuple[tuple[int, int], ...]
+    stacks: tuple[StackSeen, ...]
+    confidence: float
+    motion: bool
+
+
+@dataclass(frozen=True)
+class CardSeen:
+    """A card area in one frame: a card present, face up or not."""
+
+    zone: str
+    present: bool
+    face_up: bool
+    motion: bool
+
+
+@dataclass(frozen=True)
+class FrameResult:
+    zones: dict[str, ZoneCount]
+    cards: dict[str, CardSeen]
+    white: tuple[float, float, float]
+
+
+@dataclass
+class _Roi:
+    zone: Zone
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    mask: np.ndarray  # the zone's own pixels (card areas) in the ROI
+    cards: dict | None = None  # chip zones: card area name -> its pixels (flat on the felt) in the ROI
+
+
+class Counter:
+    """Counts the chips of every zone of one calibrated table (precomputes each zone's ROI)."""
+
+    def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
+        self.calib, self.models = calib, models
+        self.cam = calib.camera
+        self.H_inv = np.linalg.inv(self.cam.homography())
+        self.cam_xy = self.cam.position()[:2]
+        lay = calib.layout
+        self.r, self.t = lay.chip_diameter / 2, lay.chip_thickness
+        w, h = calib.image_size
+        self.rois: list[_Roi] = []
+        for zone in lay.zones:
+            poly = np.array(zone.polygon)
+            height = lay.max_stack * self.t if zone.kind != "cards" else 0.0  # cards lie flat
+            top = np.hstack([poly, np.full((len(poly), 1), height)])
+            pts = np.vstack([self.cam.project(poly), self.cam.project(top)])
+            margin = 4 + calib.chip_diameter_px(*poly.mean(0)) * (0.6 if zone.kind != "cards" else 0.1)
+            x0, y0 = np.floor(pts.min(0) - margin).astype(int)
+            x1, y1 = np.ceil(pts.max(0) + margin).astype(int)
+            x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+            mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+            cv2.fillPoly(mask, [np.round(self.cam.project(poly) - (x0, y0)).astype(np.int32)], 1)
+            cards = {}
+            if zone.kind != "cards":  # where a card lying flat in one of this camera's card areas would be
+                for area in lay.zones:
+                    if area.kind == "cards":
+                        pixels = np.zeros((y1 - y0, x1 - x0), np.uint8)
+                        pts = self.cam.project(np.array(area.polygon)) - (x0, y0)
+                        cv2.fillPoly(pixels, [np.round(pts).astype(np.int32)], 1)
+                        if pixels.any():
+                            cards[area.name] = pixels.astype(bool)
+            self.rois.append(_Roi(zone, x0, y0, x1, y1, mask.astype(bool), cards))
+        self.rois.sort(key=lambda r: r.zone.kind != "cards")  # card areas first: chip zones use them
+        patch = np.array(lay.reference)  # its middle (shrunk to 60 % about its centre): no felt at its edges
+        inner = self.cam.project(patch.mean(0) + 0.6 * (patch - patch.mean(0)))
+        rx0, ry0 = np.floor(inner.min(0)).astype(int)
+        rx1, ry1 = np.ceil(inner.max(0)).astype(int) + 1
+        self.ref_box = (ry0, ry1, rx0, rx1)
+        ref_mask = np.zeros((ry1 - ry0, rx1 - rx0), np.uint8)
+        cv2.fillConvexPoly(ref_mask, np.round(inner - (rx0, ry0)).astype(np.int32), 1)
+        self.ref_mask = ref_mask.astype(bool)
+        self.felt = models.felt
+        self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
+        # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
+        self._ring_shape = self.r * (np.outer(self._P[:, 0], _RING[:, 0]) + np.outer(self._P[:, 1], _RING[:, 1]))
+        self._dense_shape = self.r * (np.outer(self._P[:, 0], _DENSE[:, 0]) + np.outer(self._P[:, 1], _DENSE[:, 1]))
+        cb, cg, v = models.felt.mean
+        felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
+        B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
+        self._felt_norm = float(np.linalg.norm(felt))
+        self._last_grey: tuple = (None, None)
+        self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
+        normal = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
+        normal /= max(float(np.linalg.norm(normal)), 1e-9)
+        self._split = np.vstack([self._coef, normal]).astype(np.float32)  # (felt level, glare, residual)
+        bound = FELT_RESIDUAL * self._felt_norm
+        self._felt_low = (0.6, -1e9, -bound)  # felt: level 0.6..1.6, glare up to 0.3, small residual
+        self._felt_high = (1.6, 0.3, bound)
+        # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
+        self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
+        self._collect: list | None = None  # chip calibration gathers the chips' pixels here
+        self._models = {}  # per denomination: the other denominations' models' means and spreads, then its own
+        for v in models.chips:
+            order = [m for u, m in models.chips.items() if u != v] + [models.chips[v]]
+            self._models[v] = (np.array([m.mean for m in order], np.float32), np.array([m.spread for m in order],
+                                                                                     np.float32))
+
+    # -- helpers -----------------------------------------------------------------------------
+    def white(self, frame: np.ndarray) -> np.ndarray:
+        """The reference patch's colour in *frame* (BGR)."""
+        y0, y1, x0, x1 = self.ref_box
+        return frame[y0:y1, x0:x1][self.ref_mask].mean(0)
+
+    def reference_ok(self, frame: np.ndarray) -> bool:
+        """Whether the reference patch is seen whole: even (a hand or a chip over part of it is not)
+        and not dark. Without it no colour can be trusted."""
+        y0, y1, x0, x1 = self.ref_box
+        patch = frame[y0:y1, x0:x1][self.ref_mask].astype(np.float32)
+        mean = patch.mean(0)
+        return (float(mean.mean()) >= REFERENCE_MIN_LEVEL
+                and float((patch.std(0) / np.maximum(mean, 1.0)).max()) <= REFERENCE_MAX_SPREAD)
+
+    def _ring(self, x: float, y: float, z: float, shape: np.ndarray | None = None) -> np.ndarray:
+        """Image outline of a chip's circle centred at (x, y) at height z (N x 2)."""
+        shape = self._ring_shape if shape is None else shape
+        h = shape + (self._P[:, 0] * x + self._P[:, 1] * y + self._P[:, 2] * z + self._P[:, 3])[:, None]
+        return (h[:2] / h[2]).T
+
+    def _rough_base(self, u: float, v: float) -> np.ndarray:
+        q = cv2.perspectiveTransform(np.array([[[u, v]]], np.float64), self.H_inv).reshape(2)
+        d = q - self.cam_xy
+        return q + d / np.linalg.norm(d) * self.r
+
+    def _base(self, u: float, v: float) -> tuple[float, float]:
+        """The stack centre (mm) whose base outline is centred on column *u* with its lowest point at row *v*."""
+        c = self._rough_base(u, v)
+        target = np.array([u, v])
+        g0 = self._base_pixel(c)
+        J = np.column_stack([self._base_pixel(c + e) - g0 for e in ((1.0, 0.0), (0.0, 1.0))])
+        J_inv = np.linalg.inv(J)
+        for _ in range(2):  # Newton steps on (centre column, lowest row) of the projected base
+            c = c + J_inv @ (target - g0)
+            g0 = self._base_pixel(c)
+        return float(c[0]), float(c[1])
+
+    def _boundary(self, x: float, y: float, z: float, cols: np.ndarray, upper: bool) -> np.ndarray:
+        """Rows of the upper (or lower) outline of the circle at height z, at image columns *cols*."""
+        ring = self._ring(x, y, z, self._dense_shape)
+        mid = ring[:, 1].mean()
+        half = ring[ring[:, 1] < mid] if upper else ring[ring[:, 1] >= mid]
+        order = np.argsort(half[:, 0])
+        return np.interp(cols, half[order, 0], half[order, 1])
+
+    def _predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int, per_column: bool = False) -> np.ndarray:
+        """Mean silhouette height over *cols* of a stack of 0..*most* chips at (x, y).
+
+        The silhouette's top at a column is the highest outline of any layer there
+        (a leaning stack in the oblique view shows a lower layer's rim beside the top).
+        """
+        n = max(most, 1) + 1
+        tops = np.empty((n, len(cols)))
+        P = self._P
+        base = P[:, 0] * x + P[:, 1] * y + P[:, 3]  # every layer's circle at once: 3 x points x layers
+        h = self._dense_shape[:, :, None] + (base[:, None] + P[:, 2][:, None] * (np.arange(n) * self.t))[:, None, :]
+        u, v = h[0] / h[2], h[1] / h[2]
+        upper = v < v.mean(0)
+        for k in range(n):
+            hu, hv = u[upper[:, k], k], v[upper[:, k], k]
+            order = np.argsort(hu)
+            tops[k] = np.interp(cols, hu[order], hv[order], left=np.inf, right=np.inf)
+        bottom = self._boundary(x, y, 0.0, cols, upper=False)
+        spans = bottom - np.minimum.accumulate(tops, axis=0)
+        return spans if per_column else spans.mean(1)
+
+    def _column_spans(self, crop, origin, x: float, y: float, felt: np.ndarray, z: float,
+                      white: np.ndarray | None = None, direction: np.ndarray | None = None,
+                      not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
+                      card: tuple | None = None):
+        """Sub-pixel silhouette height (crop coordinates) at the columns both the base and the top
+        face of a stack about *z* mm high cover: there the top is the top face's rim, not the side.
+
+        Each column's two ends are found against the felt just beyond them in that column
+        (glare and vignetting change the felt from place to place), in the light-normalised
+        colour space projected on the denomination's *direction* (in which its face, side,
+        shading and white decorations look alike and the felt differs): the profile is then a
+        plain step from felt (0) to chip whose half level is the edge, whatever the blur.
+        Without a direction, the distance from the local felt is used. *not_felt* (the ROI's
+        mask of pixels off the felt-and-glare plane) gives each column's rough ends; *own* (the
+        stack's blob, a little widened) keeps a card or stack just behind it out of them.
+
+        *card* (the card's pixels, its light-normalised colour and the direction from it to the
+        chip's top face, card 0, chip 1): a run of rows never bridges the card's pixels; a top
+        with not-felt just over it is where the column leaves the chip's colour, for the felt's
+        or the card's: the lesser of the two profiles (chip 1 in both) crosses half the chip's
+        level (a strip of felt between chip and card is no chip along the card's direction
+        alone). Also returns, per column, whether its top is near a card (None without *card*)
+        and whether the chip stands clear of it there (a step of over 0.6).
+        """
+        base = self._ring(x, y, 0.0) - origin
+        top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
+        near_top = self._ring(x, y, z) - origin
+        u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
+        cols = np.arange(int(np.ceil(u0 + COLUMN_MARGIN * (u1 - u0))), int(np.floor(u1 - COLUMN_MARGIN * (u1 - u0))) + 1)
+        r0, r1 = int(max(top[:, 1].min() - 6, 0)), int(min(base[:, 1].max() + 9, crop.shape[0]))
+        cols = cols[(cols >= 0) & (cols < crop.shape[1])]
+        if len(cols) < 2 or r1 - r0 < 6:
+            return None
+        sub = crop[r0:r1, cols].astype(np.float32)  # rows x columns x BGR
+        n_rows, n_cols = sub.shape[:2]
+        rows = np.arange(n_rows)[:, None]
+        # the run of not-felt rows that holds the base (gaps of one row bridged), per column
+        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0) if white is not None else np.ones(3, np.float32)
+        if direction is not None:  # half way to the chip's colour (the direction is scaled so)
+            mask = ((sub - felt) * scale) @ direction > 0.3
+        elif not_felt is not None:
+            mask = not_felt[r0:r1, cols]
+        else:
+            mask = np.linalg.norm(sub - felt, axis=-1) > 25.0
+        if own is not None:
+            mask &= own[r0:r1, cols]
+        bridged = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((4, 1), np.uint8)).astype(bool)
+        bridged[:2] |= mask[:2]
+        bridged[-2:] |= mask[-2:]
+        if card is not None:  # a run never bridges a card (a strip of it between the chip and the felt)
+            bridged &= ~card[0][r0:r1, cols]
+        if not mask.any(0).all():
+            return None
+        bottom = n_rows - 1 - np.argmax(mask[::-1], axis=0)
+        top_row = np.where(~bridged & (rows < bottom), rows, -1).max(0) + 1
+        if (bottom - top_row < 2).any():
+            return None
+        at = np.arange(n_cols)
+
+        def profile(felt_rows):  # the column's felt from the given rows, then the profile against it
+            local = sub[np.clip(felt_rows, 0, n_rows - 1), at].mean(0)  # columns x BGR
+            diff = (sub - local) * scale
+            return diff @ direction if direction is not None else np.linalg.norm(diff, axis=-1)
+
+        above = profile(top_row[None, :] - np.arange(3, 7)[:, None])
+        below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
+        inner = np.arange(*INNER_TOP)[:, None]  # the chip just inside the edge (its face at the top)
+        half_top = _median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
+        backed = clear = None
+        if card is not None and not_felt is not None:  # columns whose top is against a card (or near one)
+            over = np.clip(top_row[None, :] - np.arange(3, 8)[:, None] + r0, 0, not_felt.shape[0] - 1)
+            backed = not_felt[over, cols[None, :]].any(0)
+            clear = np.ones(n_cols, bool)
+            if backed.any():  # the top: where the column leaves the chip's colour, for the felt's or the card's
+                along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[1]) @ card[2])
+                level = _median(along[np.minimum(top_row + inner, bottom), at], 0)
+                clear = ~backed | (level > 0.6)
+                above = np.where(backed, along, above)
+                half_top = np.where(backed, level / 2, half_top)
+        inner = np.arange(*INNER_BOT)[:, None]  # (its side at the base)
+        # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
+        near = 1 if float(base[:, 1].min() + origin[1] - self._ring(x, y, self.t)[:, 1].min()) >= 1.5 else 0
+        half_bot = _median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
+        # top: the first row from above (from 3 rows over the run) at or over the half level
+        hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
+        if not hit.any(0).all():  # a column whose profile never reaches its half level: no edge there
+            return None
+        i = np.argmax(hit, axis=0)
+        a, b = above[i - 1, at], above[i, at]
+        tops = i - 1 + np.clip((half_top - a) / np.where(b != a, b - a, 1.0), 0.0, 1.0)
+        # bottom: the first row from below (from 3 rows under the run) at or over the half level
+        hit = (rows <= np.minimum(bottom + 3, n_rows - 2)) & (below >= half_bot)
+        if not hit.any(0).all():
+            return None
+        i = n_rows - 1 - np.argmax(hit[::-1], axis=0)
+        a, b = below[i, at], below[i + 1, at]
+        bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)
+        return cols, bottoms - tops, bottoms + r0, backed, clear
+
+    def _inlay(self, crop, origin, white, x: float, y: float, counts) -> tuple[np.ndarray, np.ndarray]:
+        """The top face's centre (its inlay) and the face around it, were the stack *counts* chips
+        high: their median brightness (light-normalised, sum of channels) per count (NaN where
+        out of the crop)."""
+        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
+        centre, face = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+        for k, n in enumerate(counts):
+            rings = [self._ring(x, y, n * self.t, self._ring_shape * f) - origin for f in (0.36, 0.55, 0.75)]
+            x0, y0 = np.floor(rings[2].min(0)).astype(int) - 1
+            x1, y1 = np.ceil(rings[2].max(0)).astype(int) + 2
+            if x0 < 0 or y0 < 0 or x1 > crop.shape[1] or y1 > crop.shape[0]:
+                continue
+            b = (crop[y0:y1, x0:x1].astype(np.float32) * scale).sum(-1)
+            masks = []
+            for ring in rings:
+                m = np.zeros(b.shape, np.uint8)
+                cv2.fillConvexPoly(m, np.round((ring - (x0, y0)) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+                masks.append(m.astype(bool))
+            annulus = masks[2] & ~masks[1]
+            if masks[0].any() and annulus.any():
+                centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
+        return centre, face
+
+    def _inlay_peaks(self, crop, origin, white, x: float, y: float, n: int, value: int | None) -> bool:
+        """Whether the top face's centre is where a stack of *n* chips has it: its inlay brighter
+        than the face around it by at least ``INLAY_SHARE`` of what the chip calibration measured,
+        and more so than one chip lower or higher. A top measured against a card like the chip
+        that is the card's edge, not the chip's, has it chips lower. False for a denomination
+        whose inlay was not seen to stand out (``INLAY_MIN``)."""
+        learnt = self.models.inlay.get(value, 0.0)
+        if learnt < INLAY_MIN:
+            return False
+        counts = [n - 1, n, n + 1] if n > 1 else [n, n + 1]
+        centre, face = self._inlay(crop, origin, white, x, y, counts)
+        at = counts.index(n)
+        if np.isnan(centre).any():
+            return False
+        return bool(centre[at] - face[at] >= INLAY_SHARE * learnt and np.argmax(centre) == at
+                    and np.sum(centre == centre[at]) == 1)
+
+    def _clear_of_card(self, cols, spans, bottoms, columns, bias, not_felt):
+        """The columns of a stack whose top is seen against the felt when a card like the chip lies
+        just beyond it (a red back behind a red stack): None when too few are.
+
+        Chip and card cannot be told apart where they touch, so a column whose run of the chip's
+        colour goes on into the card measures the card, never less than the stack: it is too
+        tall. The stack's top is where the columns with felt just over it (``CLEAR_ROWS`` rows)
+        agree on the fewest chips; the columns taller than that by over half a chip are the card's.
+        """
+        tops = np.floor(bottoms - spans).astype(int)
+        over = tops[None, :] - np.arange(2, CLEAR_ROWS + 2)[:, None]  # the row just over it is the blurred edge
+        c = np.clip(cols, 0, not_felt.shape[1] - 1)
+        clear = (over.min(0) >= 0) & ~not_felt[np.clip(over, 0, None), c].any(0)
+        if not clear.any():
+            return None
+        chips = np.array([np.interp(spans[j] - bias, columns[:, j], np.arange(len(columns)), right=np.inf)
+                          for j in range(len(cols))])
+        keep = clear & (chips - chips[clear].min() <= 0.5)
+        return keep if keep.sum() >= max(CLEAR_COLUMNS, CLEAR_SHARE * len(cols)) else None
+
+    def _beyond_outline(self, blob, at, origin, x: float, y: float, count: int) -> float:
+        """How much of a stack's blob lies beyond the outline of *count* chips stacked at (x, y)
+        (widened by 2 px for the blur), in chip footprints on the felt: a stack standing behind
+        it and seen beside it, merged with it in the picture, which no column measured."""
+        ring = self._ring(x, y, 0.0)
+        hull = cv2.convexHull(np.vstack([ring, self._ring(x, y, count * self.t)]).astype(np.float32)).reshape(-1, 2)
+        out = hull - hull.mean(0)
+        hull = hull + 2.0 * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6) - origin - at
+        near = np.zeros(blob.shape, np.uint8)
+        cv2.fillConvexPoly(near, np.round(hull * 16).astype(np.int32), 1, cv2.LINE_8, 4)
+        footprint = float(np.ptp(ring[:, 0]) * np.ptp(ring[:, 1]) * np.pi / 4)
+        return float(np.count_nonzero(blob) - np.count_nonzero(blob & near.view(bool))) / max(footprint, 1.0)
+
+    def _foreign_side(self, crop, white, cols, tops, bottoms, value, ell: int) -> float:
+        """How many rows (px) of a stack's side, under its top face, are another denomination's
+        colour: a stack standing behind another in the picture, its top over the other's, reads
+        as one taller stack of the colour of its top. Each row's colour is its median over the
+        measured columns (a white spot covers few of them); a row is another denomination's when
+        its chroma is over ``FOREIGN_SPREADS`` from the top's model and within ``OTHER_SPREADS``
+        of another's, at a level between that chip's shaded side and its face."""
+        model = self.models.chips.get(value)
+        if model is None or white is None or len(cols) == 0 or len(self._models[value][0]) < 2:
+            return 0.0
+        r0 = int(np.ceil(float(np.sort(tops)[len(tops) // 2]))) + ell + 1
+        r1 = int(np.floor(float(np.sort(bottoms)[len(bottoms) // 2]))) - 1
+        c0, c1 = int(cols.min()), int(cols.max()) + 1
+        if r1 - r0 < 2 or c0 < 0 or r0 < 0:
+            return 0.0
+        f = features(_median(crop[r0:r1, c0:c1], axis=1), white)  # per row: (chroma b, chroma g, level)
+        mean, spread = self._models[value]  # the other denominations' models, then this one's
+        d = (((f[:, None, :2] - mean[None, :, :2]) / spread[None, :, :2]) ** 2).sum(-1)  # rows x models
+        level = (f[:, None, 2] >= SIDE_SHADE * mean[None, :, 2]) & (f[:, None, 2] <= 1.15 * mean[None, :, 2])
+        other = ((d[:, :-1] < OTHER_SPREADS ** 2) & level[:, :-1]).any(1)
+        return float(np.sum(other & (d[:, -1] > FOREIGN_SPREADS ** 2)))
+
+    def _sigma(self, x: float, y: float, count: int, shape: np.ndarray, per_chip: float) -> float:
+        """The standard uncertainty (chips) of a stack's height measured at (x, y) as *count* chips.
+
+        Three parts: the top chip's own offset on the stack (a stack is never perfectly
+        aligned: ``STACK_OFFSET_MM`` per axis) moves its top rim along the line of sight
+        exactly as a height change does, so no picture can tell them apart; the edge
+        measurement, from how far the columns' spans (*shape*: measured minus the model's,
+        px) stray from the model's outline, the columns counting as fewer independent ones
+        as far as neighbours' errors go together (lag-one correlation); and what the
+        single-chip calibration of the edge bias leaves (``CALIBRATION_SIGMA``). A card or
+        a stack seen behind this one, or a torn edge, shows as a shape unlike the outline:
+        a large uncertainty. On rendered sets, height error over sigma has a spread of
+        0.8-0.95 and stays within 3.6 on plain stacks.
+        """
+        top = 0.0
+        if count >= 2:  # the base chip is where the stack is; the top chip may be off it
+            away = np.array([x, y]) - self.cam_xy
+            away *= STACK_OFFSET_MM / max(float(np.linalg.norm(away)), 1e-6)
+            z = count * self.t
+            moved = self._ring(x + away[0], y + away[1], z)[:, 1].min() - self._ring(x, y, z)[:, 1].min()
+            top = abs(float(moved)) / per_chip
+        n = len(shape)
+        r = shape - shape.mean()
+        power = float(r @ r)
+        rho = float(np.clip((r[:-1] @ r[1:]) / max(power, 1e-9), 0.0, MAX_COLUMN_CORRELATION))
+        n_eff = max(n * (1 - rho) / (1 + rho), 1.0)  # neighbouring columns' errors go together (blur)
+        edge = np.sqrt(power / max(n - 1, 1) / n_eff) / per_chip
+        return float(np.sqrt(top ** 2 + edge ** 2 + CALIBRATION_SIGMA ** 2))
+
+    def _card_contrast(self, crop, card_px, at, shape, white, value, not_felt):
+        """How to tell a split stack's top from the cards beside it: (card, colour, direction),
+        the card's pixels near the stack (ROI mask), its light-normalised colour and the
+        direction from it to the chip's top face (card 0, chip 1). None when the cards look
+        too much like the chip (a red chip against a red back) or nothing tells: such a top
+        cannot be told from the card.
+
+        The card's pixels are those of the card's colour joined to the card beside the stack
+        (the chip's own white spots are of the card's colour too, but ringed by the chip's)."""
+        model = self.models.chips.get(value)
+        if model is None or white is None:
+            return None
+        beside = _beside(card_px, at, shape)
+        if beside is None:
+            return None
+        w0, w1, near = beside
+        y, height = at[1], shape[0]
+        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
+        win = cv2.blur(crop[:y + height, w0:w1], (3, 3)).astype(np.float32) * scale
+        card = np.median(win[near], 0)
+        cb, cg, v = model.mean
+        chip = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
+        if float(model.distance(features(card[None, :] / scale, white))[0]) < CARD_SEPARATION:
+            return None
+        d = (chip - card) / float((chip - card) @ (chip - card))
+        like = ((((win - card) @ d) < 0.5) & not_felt[:y + height, w0:w1]).astype(np.uint8)
+        n, labels = cv2.connectedComponents(like, connectivity=4)
+        joined = np.zeros(n, bool)
+        joined[np.unique(labels[near & (like > 0)])] = True
+        joined[0] = False
+        region = np.zeros_like(card_px)
+        region[:y + height, w0:w1] = joined[labels]
+        return region, card, d.astype(np.float32)
+
+    def _split_colour(self, crop, card_px, lying, at, shape, white, not_felt, own, ell):
+        """A split stack's top face colour before its denomination is known: the top rows, in its
+        middle columns, of its blob joined again to its pixels on the card area, less the pixels
+        of the card's colour joined to the card beside it (a split blob's own top rows may be
+        its side, the card area having taken its top). None if no card is seen beside it."""
+        if white is None:
+            return None
+        beside = _beside(lying, at, shape)  # the card beside it, not a stack standing beside it
+        if beside is None:
+            return None
+        w0, w1, near = beside
+        x, y = at
+        height, width = shape
+        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])  # the stack's own columns
+        f = features(cv2.blur(crop[:y + height, w0:w1], (3, 3)), white)
+        med = np.median(f[near], 0)
+        spread = np.maximum(1.4826 * np.median(np.abs(f[near] - med), 0), (0.012, 0.012, 0.04))
+        like = ((np.abs((f - med) / spread).max(-1) < 4) & not_felt[:y + height, w0:w1]).astype(np.uint8)
+        n, labels = cv2.connectedComponents(like, connectivity=4)
+        joined = np.zeros(n, bool)
+        joined[np.unique(labels[near & (like > 0)])] = True
+        joined[0] = False
+        ext = (own[:y + height, lo:hi] | card_px[:y + height, lo:hi]) & ~joined[labels[:, lo - w0:hi - w0]]
+        cols = np.arange(x + width // 4, x + width - width // 4)
+        cols = cols[(cols >= lo) & (cols < hi)]
+        cols = cols[ext[:, cols - lo].any(0)]
+        if len(cols) < 2:
+            return None
+        first = np.argmax(ext[:, cols - lo], axis=0).astype(float)
+        return self._top_colour(crop, white, cols, first, ell)
+
+    def _top_colour(self, crop, white, cols, tops, ell):
+        """Median colour of the top face just under the measured tops (crop rows) at *cols*."""
+        if white is None:
+            return None
+        r0 = int(max(np.floor(tops.min()), 0))
+        r1 = int(min(np.ceil(tops.max()) + ell + 2, crop.shape[0]))
+        c0, c1 = int(cols.min()), int(cols.max()) + 1
+        if r1 - r0 < 3:
+            return None
+        win = cv2.blur(crop[r0:r1, c0:c1], (3, 3))
+        rows = np.ceil(tops - r0).astype(int)[None, :] + 1 + np.arange(max(ell - 2, 2))[:, None]
+        ok = rows < win.shape[0]
+        pix = win[np.minimum(rows, win.shape[0] - 1), (cols - c0)[None, :]][ok]
+        if len(pix) < 3:
+            return None
+        return np.median(features(pix, white), 0)
+
+    def _base_pixel(self, c) -> np.ndarray:
+        ring = self._ring(c[0], c[1], 0.0)
+        return np.array([(ring[:, 0].min() + ring[:, 0].max()) / 2, ring[:, 1].max()])
+
+    def not_felt(self, crop: np.ndarray, white: np.ndarray) -> np.ndarray:
+        """Pixels that are not felt: not the felt's colour at some light level plus some white glare."""
+        scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
+        parts = cv2.transform(crop.astype(np.float32), self._split * scale)  # (felt level, glare, residual)
+        return cv2.inRange(parts, self._felt_low, self._felt_high) == 0
+
+    # -- counting ----------------------------------------------------------------------------
+    def count(self, frame: np.ndarray, previous: np.ndarray | None = None) -> FrameResult:
+        """What every zone holds in *frame*; *previous* (the frame before) detects motion."""
+        if frame.shape[1::-1] != tuple(self.calib.image_size):
+            raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the calibration "
+                             f"{self.calib.image_size[0]}x{self.calib.image_size[1]}")
+        white = self.white(frame)
+        seen = self.reference_ok(frame)
+        if not seen and previous is not None and self.reference_ok(previous):
+            white = self.white(previous)  # an arm passing over the patch: the light of a frame ago
+        elif not seen:  # the patch covered (or dark) for more than a frame: nothing is read
+            zones = {r.zone.name: ZoneCount(r.zone.name, "occluded", 0, (), (), 0.0, True)
+                     for r in self.rois if r.zone.kind != "cards"}
+            cards = {r.zone.name: CardSeen(r.zone.name, False, False, True) for r in self.rois if r.zone.kind == "cards"}
+            self._last_grey = (frame, _half_grey(frame))
+            return FrameResult(zones, cards, tuple(float(c) for c in white))
+        zones, cards = {}, {}
+        change = None
+        grey = _half_grey(frame)
+        if previous is not None:  # half-scale grey difference, once for the whole frame
+            before = self._last_grey[1] if self._last_grey[0] is previous else _half_grey(previous)
+            change = cv2.absdiff(grey, before) > MOTION_LEVEL
+        self._last_grey = (frame, grey)  # the next frame's *previous*: not converted twice
+        for roi in self.rois:
+            crop = frame[roi.y0:roi.y1, roi.x0:roi.x1]
+            motion = change is not None and bool(
+                change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2].mean() > MOTION_SHARE)
+            if roi.zone.kind == "cards":  # cards are big: half scale is plenty
+                crop = crop[::2, ::2]
+            smooth = cv2.blur(crop, (3, 3))
+            fg = self.not_felt(smooth, white)
+            f = _Lazy(smooth, white)
+            if roi.zone.kind == "cards":
+                cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
+            else:
+                present = frozenset(name for name, seen in cards.items() if seen.present)
+                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present)
+        return FrameResult(zones, cards, tuple(float(c) for c in white))
+
+    def _card(self, inside: np.ndarray, name: str, f, fg: np.ndarray, motion: bool) -> CardSeen:
+        area = inside.sum()
+        sel = inside & fg
+        present = sel.sum() > 0.15 * area
+        face_up = False
+        if present:
+            c = f[sel]
+            white = (c[:, 2] > 0.7) & (np.abs(c[:, 0] - 1 / 3) < 0.05) & (np.abs(c[:, 1] - 1 / 3) < 0.05)
+            face_up = bool(white.sum() > 0.55 * len(c))
+        return CardSeen(name, bool(present), face_up, motion)
+
+    def _zone(self, roi: _Roi, crop: np.ndarray, f: np.ndarray, fg: np.ndarray, motion: bool,
+              white: np.ndarray | None = None, cards_present: frozenset = frozenset()) -> ZoneCount:
+        name = roi.zone.name
+        felt_bgr = None
+        fg_raw = fg
+        cut = None  # where cards lie in this ROI (card areas seen holding a card)
+        for area, pixels in roi.cards.items():
+            if area in cards_present:
+                cut = pixels if cut is None else cut | pixels
+        standing = card_px = None  # when a stack is merged with a card: what stands, what lies on the card areas
+        fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = _components(fg)
+        h, w = fg.shape
+        stacks, worst = [], 1.0
+        work = [(labels, i, stats[i], None) for i in range(1, n)]  # split: the pixels a card may hold
+        while work:
+            labels, i, (x, y, bw, bh, area), split = work.pop()
+            if area < 12:
+                continue  # speck
+            u = roi.x0 + x + bw / 2
+            width = self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh))
+            if area < 0.25 * width * width * 0.4:
+                continue  # speck
+            blob = labels[y:y + bh, x:x + bw] == i
+            low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
+            base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
+            if split is None and cut is not None:  # a card lying behind, merged with the stack in the picture?
+                own_low = low & ~cut[y + bh - len(low):y + bh, x:x + bw]  # the base is never on a card
+                cols = np.flatnonzero(own_low.any(0)) if own_low.any() else base_cols
+                band = np.zeros(bw, bool)
+                band[max(cols[0] - 3, 0):cols[-1] + 4] = True
+                if (blob & cut[y:y + bh, x:x + bw] & ~band).sum() > 0.05 * width * width:
+                    part = np.zeros_like(fg)  # the blob without the card areas: the stack's visible part
+                    part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
+                    part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+                    m, sub, sub_stats, _ = _components(part)
+                    if standing is None:
+                        standing = _standing(fg_raw, cut)
+                        card_px = cut & fg_raw & ~standing
+                    beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
+                    beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
+                    work += [(sub, k, sub_stats[k], beside) for k in range(1, m)]
+                    continue
+            touches = x == 0 or y == 0 or x + bw == w or y + bh == h
+            max_area = width * (width + self.calib.layout.max_stack * 1.6)
+            if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
+                if (labels[roi.mask] == i).sum() > 0.2 * width * width:  # over the zone itself: an arm
+                    return ZoneCount(name, "occluded", 0, (), (), 0.0, motion)
+                continue  # a card or an arm beside the zone
+            u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
+            cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
+            inside = roi.zone.inside(cx, cy)
+            if inside < -EDGE_MM:
+                continue  # the base is in another zone
+            if inside < EDGE_MM:  # on the zone's edge: whose chips these are is the dealer's call, not a guess
+                worst = min(worst, 0.2)
+                stacks.append(StackSeen(cx, cy, None, 0, 0.2))
+                continue
+            if not 0.6 * width <= base_cols[-1] - base_cols[0] + 1 <= 1.5 * width:
+                worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
+                stacks.append(StackSeen(cx, cy, None, 0, 0.2))
+                continue
+            if felt_bgr is None:  # the felt's colour here, under this light
+                bare = crop[::2, ::2][~fg_raw[::2, ::2]]
+                felt_bgr = (bare if len(bare) > 20 else crop.reshape(-1, 3)).mean(0).astype(np.float32)
+            own = np.zeros_like(fg)  # this stack's pixels and 2 px around: not a card or stack beside it
+            y0, x0 = max(y - 2, 0), max(x - 2, 0)
+            own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
+                                                          np.ones((5, 5), np.uint8))
+            stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
+                                      white, (x, y), fg_raw, own.astype(bool), split, standing))
+            worst = min(worst, stacks[-1].confidence)
+        counts: dict[int, int] = {}
+        for s in stacks:
+            if s.value is not None:
+                counts[s.value] = counts.get(s.value, 0) + s.count
+        chips = tuple(sorted(((v, c) for v, c in counts.items() if c), reverse=True))
+        amount = sum(v * c for v, c in chips)
+        status = "ok" if worst >= MIN_CONFIDENCE else "uncertain"
+        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion)
+
+    def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
+               crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
+               white: np.ndarray | None = None, at: tuple[int, int] = (0, 0),
+               not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
+               card_px: np.ndarray | None = None, standing: np.ndarray | None = None) -> StackSeen:
+        top_z = self.t * self.calib.layout.max_stack
+        ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
+        rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
+        rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t  # mm, from the blob's rows
+        z = float(np.clip(rough - 2 * self.t, 0, top_z))
+        # the denomination first: its colour sets the direction the edges are measured in
+        rows = np.flatnonzero(blob.any(1))
+        width = blob.shape[1]
+        top = rows[0] if len(rows) else 0
+        ell = max(2, int(round(0.9 * float(np.ptp(ring0[:, 1])))))
+        inner = slice(width // 4, width - width // 4)
+        face = f[top:top + ell, inner][blob[top:top + ell, inner]]
+        if len(face) < 3:
+            return StackSeen(cx, cy, None, 0, 0.0)
+        colour = _median(face, 0)
+        value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
+        if self._collect is not None and white is not None:  # chip calibration: the chip's own pixels
+            core = cv2.erode(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+            x, y = at
+            pix = crop[y:y + blob.shape[0], x:x + width][core].astype(np.float32)
+            self._collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
+        direction = self._directions.get(value)
+        card = card_px is not None and card_px.any()
+        seen = None
+        if card:  # the denomination from the top face, which the card area may have cut off the blob
+            lying = card_px & ~standing if standing is not None else card_px  # not a stack beside it
+            again = self._split_colour(crop, card_px, lying, at, blob.shape, white, not_felt, own, ell)
+            read, read_conf = self.models.classify(again) if again is not None and self.models.chips else (None, 0.0)
+            if read in self._directions and read_conf >= MIN_CONFIDENCE:
+                seen = self._card_contrast(crop, lying, at, blob.shape, white, read, not_felt)
+                if seen is not None:
+                    value, colour_conf, colour, direction = read, read_conf, again, self._directions[read]
+            if seen is None:
+                seen = self._card_contrast(crop, lying, at, blob.shape, white, value, not_felt)
+        own0 = own
+
+        def extend(seen):  # the stack's pixels on the card area are its own, less a card unlike the chip
+            lo, hi = max(at[0] - 3, 0), at[0] + blob.shape[1] + 3
+            mine = own0.copy()
+            mine[:at[1] + blob.shape[0], lo:hi] |= card_px[:at[1] + blob.shape[0], lo:hi]
+            return mine & ~seen[0] if seen is not None else mine
+
+        like = card and seen is None  # a card like the chip (a red back behind a red stack)
+        own = extend(seen) if card else own0
+        keep = None
+        for attempt in range(3):  # the base from the blob's bottom, then from the sub-pixel bottom edges
+            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own,
+                                          seen)
+            if measured is None:
+                return StackSeen(cx, cy, None, 0, 0.0)
+            cols, spans, bottoms, backed, clear = measured
+            shift = float((bottoms - self._boundary(cx, cy, 0.0, cols + origin[0], upper=False) + origin[1]).mean())
+            if card:  # the split blob's rows miss its part on the card area: from the spans
+                span_px = max(span_px, int(np.ceil(float(_median(spans)))))
+                rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t
+                z = float(np.clip(rough - 2 * self.t, 0, top_z))
+            if seen is not None:
+                again = self._top_colour(crop, white, cols, bottoms - spans, ell)  # the face, not the card
+                if again is None:
+                    return StackSeen(cx, cy, None, 0, 0.0)
+                colour = again
+                read, colour_conf = self.models.classify(again) if self.models.chips else (None, 0.0)
+                if read != value:  # measured along the wrong denomination's colours: again, or give up
+                    if attempt == 2 or read not in self._directions or colour_conf < MIN_CONFIDENCE:
+                        return StackSeen(cx, cy, None, 0, 0.0)
+                    value, direction = read, self._directions[read]
+                    seen = self._card_contrast(crop, lying, at, blob.shape, white, value, not_felt)
+                    if seen is None:  # this one looks like the card
+                        return StackSeen(cx, cy, None, 0, 0.0)
+                    own = extend(seen)
+                    continue
+            if attempt == 2 or (attempt == 1 and seen is None) or (abs(shift) < 0.4 and (attempt == 1 or seen is None)):
+                break  # a split stack is measured twice at least: its height, hence its columns, from the spans
+            if abs(shift) >= 0.4:
+                u0, v0 = self._base_pixel((cx, cy))
+                cx, cy = self._base(u0, v0 + shift)
+        against = np.zeros(len(cols), bool)
+        if seen is not None and backed is not None:  # per column: the top against the felt, or clear of a card
+            # and the chip's colour (neither the felt's nor the card's) just under it: a top found on a
+            # strip of card a pixel or two wide (blurred into the chip and the felt) is no top
+            under = np.clip(np.ceil(bottoms - spans).astype(int)[None, :] + np.arange(1, 5)[:, None], 0, crop.shape[0] - 1)
+            px = crop[under, np.clip(cols, 0, crop.shape[1] - 1)].astype(np.float32)
+            scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
+            chip = np.minimum(((px - felt_bgr) * scale) @ direction, (px * scale - seen[1]) @ seen[2]).min(0) > 0.5
+            against, keep = backed, clear & chip  # the other columns are not measured
+            if keep.sum() < KEEP_SHARE * len(cols):
+                return StackSeen(cx, cy, None, 0, 0.0)
+        most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
+        columns = self._predicted_spans(cx, cy, cols + origin[0], most, per_column=True)  # 0..most chips
+        bias = self.models.bias(value)  # what the edges measure beyond the geometry (blur, optics)
+
+        def height(keep):  # chips, from the mean span over the columns kept
+            predicted = columns[:, keep].mean(1)
+            per_chip = (predicted[-1] - predicted[0]) / max(len(predicted) - 1, 1)
+            span = float(spans[keep].mean()) - bias
+            return float(np.interp(span, predicted, np.arange(len(predicted)), left=0.0,
+                                   right=len(predicted) - 1 + (span - predicted[-1]) / per_chip)), per_chip
+
+        keep = np.ones(len(cols), bool) if keep is None else keep
+        if like:  # a card like the chip just over the stack: measured only where felt shows between them
+            keep = self._clear_of_card(cols, spans, bottoms, columns, bias, not_felt)
+            if keep is None:
+                return StackSeen(cx, cy, None, 0, 0.0)
+            wanted = max(1, int(round(height(keep)[0])))  # the count the top face's centre must confirm
+            if not self._inlay_peaks(crop, origin, white, cx, cy, wanted, value):
+                return StackSeen(cx, cy, None, 0, 0.0)
+        valid = keep.copy()  # the columns measured against the felt or a card unlike the chip
+        est, per_chip = height(keep)
+        # columns whose span strays from the others' by over OUTLIER_PX (a white spot on the top face's
+        # rim read as felt, a card's edge just behind) are left out when most columns agree
+        k = int(min(max(round(est), 0), len(columns) - 1))
+        shape = spans - columns[k]
+        agree = (np.abs(shape - _median(shape[keep])) <= OUTLIER_PX) & keep
+        if agree.sum() >= KEEP_SHARE * len(cols) and not agree.all():
+            keep = agree
+            est, per_chip = height(keep)
+            k = int(min(max(round(est), 0), len(columns) - 1))
+        excess = round(float(spans[keep].mean() - columns[1, keep].mean()), 3)  # what chip calibration learns
+        count = max(1, int(round(est)))
+        if like and count != wanted:  # the columns left after the outliers say otherwise: not confirmed
+            return StackSeen(cx, cy, None, 0, 0.0)
+        sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
+        if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
+            sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
+        stray = np.abs(shape[valid] - _median(shape[valid])).max() > STRAY_CHIPS * per_chip
+        stray |= self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep], bottoms[keep], value,
+                                    ell) >= FOREIGN_CHIPS * per_chip  # another denomination under this top
+        if not card and not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
+            stray = self._beyond_outline(blob, at, origin, cx, cy, max(1, int(round(est)))) > BEYOND_FOOTPRINTS
+        if stray:
+            sigma = max(sigma, 1.0)  # not one stack's outline (a card, a stack behind it)
+        count_conf, inlay = count_confidence(est, sigma), None
+        if count_conf < MIN_CONFIDENCE and not stray and est >= 0.5:  # between two counts: the top face's centre
+            near = sorted({max(1, int(np.floor(est))), max(1, int(np.ceil(est)))})
+            confirmed = [n for n in near if self._inlay_peaks(crop, origin, white, cx, cy, n, value)]
+            if len(confirmed) == 1 and abs(est - confirmed[0]) <= INLAY_REACH:
+                count, count_conf, inlay = confirmed[0], INLAY_CONFIDENCE, confirmed[0]
+        return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
+                         tuple(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
+                         round(sigma, 4), inlay)
+
+
+def count_confidence(est: float, sigma: float) -> float:
+    """A count's confidence from its height *est* (chips) and that height's uncertainty *sigma*:
+    at least MIN_CONFIDENCE only when the half-way point to the next count is over
+    ``CONFIDENT_SIGMAS`` uncertainties away: a wrong count then needs an error of over
+    0.5 + CONFIDENT_SIGMAS * sigma chips: 4 to 7.5 sigma for a plain stack (sigma 0.08-0.2)."""
+    if est < 0.5:
+        return 0.0
+    off = abs(est - round(est))
+    return float(np.clip((0.5 - off) / (2 * CONFIDENT_SIGMAS * max(sigma, 1e-6)), 0.0, 1.0))
+
+
+def _edges(dist: np.ndarray, step_px: float = 1.0, level: float = 25.0, base_first: bool = True):
+    """Sub-pixel (first, last) positions, in pixels from the first sample, where a profile of
+    distances from the felt colour crosses half its level just inside the silhouette.
+
+    Only the run of not-felt samples that holds the base counts (the first run when the
+    profile starts at the base, else the last): a card lying behind a stack is not its top.
+    """
+    idx = np.flatnonzero(dist > level)
+    if len(idx) < 3:
+        return None
+    gap = max(2, int(round(1.5 / step_px)))
+    breaks = np.flatnonzero(np.diff(idx) > gap)
+    if len(breaks):
+        idx = idx[:breaks[0] + 1] if base_first else idx[breaks[-1] + 1:]
+    if len(idx) < 2:
+        return None
+    dist = dist.tolist()
+    size = len(dist)
+    reach = gap
+
+    def crossing(edge: int, step: int) -> float:
+        inner = sorted(dist[edge + step * reach: edge + step * 4 * reach: step] if step > 0 else
+                       dist[max(edge - 4 * reach + 1, 0): max(edge - reach + 1, 0)])
+        m = len(inner)
+        half = (inner[m // 2] + inner[(m - 1) // 2]) / 4 if m else dist[edge] / 2  # half the median
+        i = edge
+        while 0 <= i - step < size and dist[i - step] > half:
+            i -= step
+        while 0 <= i + step < size and dist[i] < half:
+            i += step
+        if not 0 <= i - step < size:
+            return float(i)
+        a, b = dist[i - step], dist[i]
+        frac = (half - a) / (b - a) if b != a else 0.0
+        return (i - step) + step * frac
+
+    return crossing(int(idx[0]), 1) * step_px, crossing(int(idx[-1]), -1) * step_px
+
+
+def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = None):
+    """The felt's colour model from *frame*'s chip zones (or *zone*), mostly bare felt (robust to a few chips)."""
+    from calibration.chips import ColourModel
+    counter = Counter(calib, ChipModels({}, ColourModel((0.25, 0.6, 0.25), (1, 1, 1))))
+    rois = [r for r in counter.rois if (r.zone.name == zone if zone else r.zone.kind in ("bet", "pot"))]
+    if not rois:
+        raise ValueError(f"camera {calib.layout.camera} counts no zone {zone!r}" if zone else
+                         f"camera {calib.layout.camera} counts no chip zone")
+    white = counter.white(frame)
+    f = np.vstack([features(frame[r.y0:r.y1, r.x0:r.x1], white)[r.mask] for r in rois])
+    med = np.median(f, 0)
+    spread = np.maximum(1.4826 * np.median(np.abs(f - med), 0), (0.012, 0.012, 0.04))
+    return ColourModel(tuple(med.tolist()), tuple(spread.tolist()))
+
+
+def top_faces(calib: TableCalibration, frame: np.ndarray, felt) -> list[StackSeen]:
+    """The stacks found in every chip zone before any colour model: what chip calibration learns from."""
+    result = Counter(calib, ChipModels({}, felt)).count(frame)
+    return [s for zc in result.zones.values() for s in zc.stacks]
+
+
+def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str | None = None) -> ChipModels:
+    """Colour models from one picture per denomination of single chips lying in the chip zones
+    (the felt's colour is read in the chip zones, or in *zone*: mostly bare felt).
+
+    The same pictures give each denomination the colour direction its edges are measured
+    in (``chips.edge_direction``, from its chips' pixels) and calibrate the edge bias: a
+    single chip's silhouette, measured as a stack's is, should be exactly one chip's
+    geometry; the median excess is subtracted from every stack. They also measure how much
+    brighter each denomination's centre (its inlay) is than its face (see ``Counter._inlay``).
+    """
+    from calibration.chips import edge_direction, learn
+    felt = felt_model(calib, shows[min(shows)], zone)
+    finder = Counter(calib, ChipModels({}, felt))
+    seen, pixels = {}, {}
+    for v, img in shows.items():
+        finder._collect = []
+        result = finder.count(img)
+        seen[v] = [s for zc in result.zones.values() for s in zc.stacks if s.colour is not None]
+        pixels[v] = np.vstack(finder._collect) if finder._collect else np.zeros((0, 3), np.float32)
+    samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
+    directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
+    models = learn(samples, felt, None, directions)
+    counter = Counter(calib, models)
+    excess, inlay = {}, {}
+    for v, img in shows.items():
+        stacks = [s for zc in counter.count(img).zones.values() for s in zc.stacks if s.colour is not None]
+        mine = [s for s in stacks if s.value == v] or stacks
+        if mine:
+            excess[v] = float(np.median([s.excess_px for s in mine]))
+            white = counter.white(img)
+            inlay[v] = float(np.median([np.subtract(*counter._inlay(img, np.zeros(2), white, s.x, s.y, [1]))[0]
+                                        for s in mine]))
+    return learn(samples, felt, excess, directions, inlay)
+
+
+class _Lazy:
+    """Colour features of a crop, computed only for the pixels asked for."""
+
+    def __init__(self, crop: np.ndarray, white: np.ndarray) -> None:
+        self.crop, self.white = crop, white
+
+    def __getitem__(self, index) -> np.ndarray:
+        return features(self.crop[index], self.white)
+
+
+def _median(a, axis=None):
+    """``np.median`` without its overhead, which is most of its cost on the small arrays of a
+    stack's columns (same result for finite values)."""
+    a = np.sort(np.asarray(a).ravel() if axis is None else a, axis=0 if axis is None else axis)
+    n = a.shape[0 if axis is None else axis]
+    axis = 0 if axis is None else axis
+    lo, hi = np.take(a, (n - 1) // 2, axis=axis), np.take(a, n // 2, axis=axis)
+    return (np.add(lo, hi, dtype=np.float64) if a.dtype.kind in "iub" else lo + hi) / 2
+
+
+def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
+    """Not-felt pixels on a column's run that goes on down out of the card *areas*: something
+    standing on the felt in front (a stack beside, an arm), never a card lying in its area. A
+    run goes on over gaps of up to 4 rows (a chip's white spots look like glare on the felt)."""
+    run = cv2.morphologyEx(not_felt.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 1), np.uint8)).astype(bool)
+    rows = np.arange(run.shape[0])[:, None]
+    starts = run & ~np.vstack([np.zeros((1, run.shape[1]), bool), run[:-1]])
+    ids = np.where(run, np.cumsum(starts.ravel(order="F")).reshape(run.shape, order="F"), 0)
+    lowest_out = np.full(int(ids.max()) + 1, -1)  # per run: its lowest row out of the areas
+    out_of_areas = run & ~areas
+    np.maximum.at(lowest_out, ids[out_of_areas], np.broadcast_to(rows, run.shape)[out_of_areas])
+    return run & (rows <= lowest_out[ids]) & (ids > 0)
+
+
+def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, int]):
+    """The card pixels beside a stack's blob (at *at*, *shape* rows x columns), in a window a blob's
+    width to either side and down to its base: (first column, last column, mask), or None when
+    fewer than 20 (the stack's own columns, 3 px wider, are never the card's)."""
+    x, y = at
+    height, width = shape
+    lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
+    w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
+    near = card_px[:y + height, w0:w1].copy()
+    near[:, lo - w0:hi - w0] = False
+    return (w0, w1, near) if near.sum() >= 20 else None
+
+
+def _components(mask: np.ndarray):
+    """8-connected blobs of a uint8 mask with their stats. Labels are 16-bit (2.5 times faster here):
+    after a 3x3 opening a blob has at least 9 pixels, so a mask under 589,815 pixels cannot overflow."""
+    ltype = cv2.CV_16U if mask.size < 65535 * 9 else cv2.CV_32S
+    return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, ltype, cv2.CCL_DEFAULT)
+
+
+def _half_grey(frame: np.ndarray) -> np.ndarray:
+    return cv2.resize(cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY), None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)

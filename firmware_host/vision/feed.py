@@ -1,0 +1,81 @@
+"""A chip camera at work: its frames counted with its own calibration, one frame per tick.
+
+The thin shell around :mod:`firmware_host.vision.counter`: health, then the count against
+the previous frame, then stability, for one frame of a :class:`drivers.camera.Camera`
+(a V4L2 device at the table, a video file in a replay). The same class serves
+``tablectl run --camera`` and the replay of a recording with video.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from calibration.chips import load_models
+from calibration.geometry import load_calibration
+
+from firmware_host.observations import Observation
+from firmware_host.vision.counter import Counter
+from firmware_host.vision.faceup import FaceUp
+from firmware_host.vision.health import CameraHealth
+from firmware_host.vision.stability import Stability
+
+__all__ = ["STABLE_FRAMES", "CameraFeed", "load_camera_calibration", "unsure"]
+
+STABLE_FRAMES = 3   # N: still frames before a zone's chips are reported (docs/vision.md)
+
+
+def load_camera_calibration(table: str | Path, chips: str | Path):
+    """The two files ``tablectl calibrate table`` / ``calibrate chips`` wrote for one camera;
+    ValueError naming the file that cannot be used."""
+    try:
+        calib = load_calibration(table)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise ValueError(f"{table}: not a usable table calibration: {exc}") from None
+    try:
+        models = load_models(chips)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{chips}: not a usable chip calibration: {exc}") from None
+    return calib, models
+
+
+class CameraFeed:
+    """One camera: :meth:`tick` reads its next frame and gives the observations it makes."""
+
+    def __init__(self, name: str, camera, calib, models, frames: int = STABLE_FRAMES) -> None:
+        self.name, self.camera, self.calib, self.models = name, camera, calib, models
+        self.on_frame = None  # a recorder's hook: each frame read, with its time
+        self.missed = 0  # ticks in a row without a frame
+        self.counter = Counter(calib, models)
+        self.stability = Stability(frames)
+        self.face_up = FaceUp(frames)
+        self.health = CameraHealth(self.counter)
+        self._previous = None
+
+    def tick(self, t: float) -> list[Observation]:
+        """The next frame (or none, stamped *t*): chip counts, cards face up, camera faults."""
+        item = self.camera.read()
+        if item is None:
+            self.missed += 1
+            return self.health.feed(t, None)
+        self.missed = 0
+        t, frame = item
+        if self.on_frame is not None:
+            self.on_frame(t, frame)
+        out = self.health.feed(t, frame)
+        self._previous, previous = frame, self._previous
+        if "moved" in self.health.faults:  # its zones are no longer where it counts: nothing until recalibrated
+            self.stability.hold()
+            return out
+        result = self.counter.count(frame, previous)
+        return out + self.stability.feed(t, result) + self.face_up.feed(t, result)
+
+    def unsure(self) -> frozenset[str]:
+        """Zones held still but not counted with confidence (the dealer is asked to look)."""
+        return self.stability.unsure()
+
+    def close(self) -> None:
+        self.camera.close()
+
+
+def unsure(feeds) -> set[str]:
+    """The zones any of *feeds* holds still but cannot count with confidence: the dealer is asked."""
+    return set().union(*(feed.unsure() for feed in feeds))

@@ -1,0 +1,99 @@
+"""Per-zone stability: per-frame counts become ChipsInZone only once a zone has held still."""
+from __future__ import annotations
+
+import numpy as np
+
+from firmware_host.observations import ChipsInZone
+from firmware_host.vision.counter import INLAY_CONFIDENCE, FrameResult, ZoneCount, count_confidence
+
+class Stability:
+    """Per-zone stability: a zone's chips become a :class:`ChipsInZone` after N still frames.
+
+    Still: no motion, no arm, and the same stacks (same places within ``match_mm``,
+    same denominations) in each of the last N frames. The count of each stack is then
+    decided on its height averaged over those N frames (a single frame's height is
+    noisy at about a pixel per chip), with the same confidence rule as one frame; heights
+    that disagree between frames by more than ``max_spread`` chips make the zone uncertain.
+    ``state(zone)`` is ``settling``, ``stable``, ``occluded`` or ``uncertain`` (held
+    still but not confident: the controller asks the dealer to confirm).
+    """
+
+    def __init__(self, frames: int = 3, match_mm: float = 8.0, min_confidence: float = 0.6,
+                 max_spread: float = 0.25) -> None:
+        if frames < 1:
+            raise ValueError("frames must be >= 1")
+        self.frames, self.match_mm, self.min_confidence = frames, match_mm, min_confidence
+        self.max_spread = max_spread  # chips: how much one stack's height may vary over the held frames
+        self._history: dict[str, list[ZoneCount]] = {}
+        self._reported: dict[str, tuple] = {}
+        self._state: dict[str, str] = {}
+
+    def state(self, zone: str) -> str:
+        return self._state.get(zone, "settling")
+
+    def unsure(self) -> frozenset[str]:
+        """The zones held still but not counted with confidence: the dealer is asked to look."""
+        return frozenset(zone for zone, state in self._state.items() if state == "uncertain")
+
+    def hold(self) -> None:
+        """Forget the frames held so far (the camera cannot be trusted for now); what was last
+        reported stays, so the same chips are not reported twice."""
+        self._history.clear()
+        self._state.clear()
+
+    def reported(self, zone: str) -> tuple[tuple[int, int], ...] | None:
+        """The chips last reported for *zone* (None before the first report)."""
+        return self._reported.get(zone)
+
+    def _same(self, a: ZoneCount, b: ZoneCount) -> bool:
+        if len(a.stacks) != len(b.stacks):
+            return False
+        return all(any(s.value == o.value and abs(s.x - o.x) <= self.match_mm and abs(s.y - o.y) <= self.match_mm
+                       for o in b.stacks) for s in a.stacks)
+
+    def _decide(self, frames: list[ZoneCount]) -> tuple[tuple[tuple[int, int], ...], bool]:
+        """The zone's chips from N matching frames, and whether every stack is confident."""
+        counts: dict[int, int] = {}
+        sure = True
+        for s in frames[-1].stacks:
+            matched = [min(f.stacks, key=lambda o: abs(o.x - s.x) + abs(o.y - s.y)) for f in frames]
+            if s.value is None or any(m.count == 0 for m in matched):
+                return (), False
+            heights = [m.height for m in matched]
+            height = float(np.mean(heights))
+            count = max(1, int(round(height)))
+            sigma = float(np.mean([m.sigma for m in matched]))  # a stack's misalignment stays: not averaged away
+            edge = count_confidence(height, sigma)
+            if all(m.inlay == count for m in matched):  # every frame's top face confirmed this count
+                edge = max(edge, INLAY_CONFIDENCE)
+            conf = min(edge, min(m.colour_confidence for m in matched))
+            if len(heights) > 1 and float(np.std(heights)) > self.max_spread:
+                conf = 0.0  # the frames disagree: something is not a plain stack (merged, half hidden)
+            sure = sure and conf >= self.min_confidence
+            counts[s.value] = counts.get(s.value, 0) + count
+        return tuple(sorted(counts.items(), reverse=True)), sure
+
+    def feed(self, t: float, result: FrameResult) -> list[ChipsInZone]:
+        out = []
+        for name, zc in result.zones.items():
+            if zc.motion or zc.status == "occluded":
+                self._history[name] = []
+                self._state[name] = "occluded"
+                continue
+            history = self._history.setdefault(name, [])
+            if history and not self._same(history[-1], zc):
+                history.clear()
+            history.append(zc)
+            del history[:-self.frames]
+            if len(history) < self.frames:
+                self._state[name] = "settling"
+                continue
+            chips, sure = self._decide(history)
+            if not sure:
+                self._state[name] = "uncertain"
+                continue
+            self._state[name] = "stable"
+            if self._reported.get(name) != chips:
+                self._reported[name] = chips
+                out.append(ChipsInZone(t, name, sum(v * n for v, n in chips), chips))
+        return out
