@@ -1,4 +1,4 @@
-"""tablectl sub-commands for the card path: `calibrate deck`, `bench shoe`."""
+"""The card path: ``tablectl calibrate deck`` and ``tablectl bench shoe``."""
 from __future__ import annotations
 
 import json
@@ -8,12 +8,12 @@ import threading
 import time
 from pathlib import Path
 
+from firmware_host.cli.common import Parsers, percentile
 from firmware_host.observations import DECK, DeviceFault, DeviceRecovered, ForeignCard
 
 
-def register(commands, bench, calibrate) -> None:
-    """Add this module's sub-commands to the ``tablectl`` parsers."""
-    deck = calibrate.add_parser(
+def register(parsers: Parsers) -> None:
+    deck = parsers.calibrate.add_parser(
         "deck", help="register a deck: run its 52 cards through the shoe",
         description="Run the 52 cards of one deck through the shoe, one at a time. Without --named, in "
                     "this order: 2c 3c .. Ac, 2d .. Ad, 2h .. Ah, 2s .. As (clubs, diamonds, hearts, spades; "
@@ -30,7 +30,7 @@ def register(commands, bench, calibrate) -> None:
     deck.add_argument("--force", action="store_true", help="replace an existing file for this deck id")
     deck.set_defaults(func=cmd_calibrate_deck)
 
-    shoe = bench.add_parser("shoe", help="shoe driver over a pty: frames/s, frame-to-observation latency")
+    shoe = parsers.bench.add_parser("shoe", help="shoe driver over a pty: frames/s, frame-to-observation latency")
     shoe.add_argument("--baud", type=int, default=115200, help="line speed the frames are paced at")
     shoe.add_argument("--frames", type=int, default=2000, help="frames for the latency run (default 2000)")
     shoe.set_defaults(func=cmd_bench_shoe)
@@ -177,11 +177,6 @@ def _draw_frames(deck, count: int, first_seq: int = 1) -> list[bytes]:
     return [frame(T_DRAW, first_seq + k, draw_body(uids[k % 52], "up")) for k in range(count)]
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def cmd_bench_shoe(args) -> int:
     """Decoder alone, driver over a pty in a burst, and per-frame latency paced at the baud rate."""
     import os
@@ -267,7 +262,7 @@ def cmd_bench_shoe(args) -> int:
         "wire_frames_per_s": round(wire_fps),
         "latency_frames": len(latencies),
         "latency_median_ms": round(statistics.median(latencies), 3) if latencies else None,
-        "latency_p99_ms": round(_percentile(latencies, 0.99), 3) if latencies else None,
+        "latency_p99_ms": round(percentile(latencies, 99), 3) if latencies else None,
         "lost": (len(burst) - burst_ok) + (len(paced) - len(latencies)),
         "crc_errors": counters["crc_errors"], "framing_errors": counters["framing_errors"],
     }

@@ -1,4 +1,4 @@
-"""tablectl sub-commands for the camera: `calibrate table`, `calibrate chips`, `bench vision`."""
+"""The chip cameras: ``tablectl calibrate table``, ``calibrate chips`` and ``bench vision``."""
 from __future__ import annotations
 
 import json
@@ -8,9 +8,46 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-LAYOUT = REPO / "hardware/camera/table8.toml"
-DATA = REPO / "tests/data/vision"
+from firmware_host.cli.common import Parsers, corpus, profile
+
+EVALUATION_SET = "tests/data/vision"
+
+
+def register(parsers: Parsers) -> None:
+    table = parsers.calibrate.add_parser("table", help="a camera's geometry from the ArUco markers on the felt")
+    table.add_argument("--camera", help="camera name in the layout (default: the first)")
+    table.add_argument("--image", help="picture of the table from that camera (default: the test corpus's)")
+    table.add_argument("--layout", default=None,
+                       help="zone layout TOML (table mm; default: the shipped hardware/camera/table8.toml)")
+    table.add_argument("--out", help="calibration file (default camera-NAME-table.json)")
+    table.add_argument("--picture", help="annotated picture for the installer (default camera-NAME-table.jpg)")
+    table.set_defaults(func=cmd_calibrate_table)
+
+    chips = parsers.calibrate.add_parser("chips", help="colour model per denomination, from one picture of each")
+    chips.add_argument("--table", default="camera-right-table.json", help="file written by `calibrate table`")
+    chips.add_argument("--show", action="append", metavar="VALUE=IMAGE",
+                       default=None, help="a picture of chips of VALUE in the zones (repeat per denomination; "
+                       "default: the test corpus's)")
+    chips.add_argument("--zone", default=None, help="read the felt's colour in this zone (default: every chip zone)")
+    chips.add_argument("--profile", default="004", help="house profile whose chip set must be shown ('' = any)")
+    chips.add_argument("--out", help="colour file (default camera-NAME-chips.json)")
+    chips.add_argument("--picture", help="contact sheet (default camera-NAME-chips.jpg)")
+    chips.set_defaults(func=cmd_calibrate_chips)
+
+    vision = parsers.bench.add_parser("vision", help="chip counting on the committed evaluation set")
+    vision.add_argument("--data", default=None, help="the evaluation set (default: tests/data/vision)")
+    vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
+    vision.set_defaults(func=cmd_bench_vision)
+
+
+def _layout(given: str | None):
+    """``--layout``: a zone layout TOML, by default the shipped one (LayoutError names what is wrong)."""
+    from calibration import geometry
+    from firmware_host import data
+    if given:
+        return geometry.load_layout(given)
+    with data.path(data.CAMERA_LAYOUT) as path:
+        return geometry.load_layout(path)
 
 
 def _read(path: str):
@@ -23,8 +60,7 @@ def _read(path: str):
 
 def _camera(args):
     """The layout and the camera's name (``--camera``, default the layout's first camera)."""
-    from calibration.geometry import load_layout
-    layout = load_layout(args.layout)
+    layout = _layout(args.layout)
     name = args.camera or layout.cameras[0].name
     layout.mount(name)  # LayoutError naming the cameras if there is no such camera
     return layout, name
@@ -32,7 +68,7 @@ def _camera(args):
 
 def expected_markers(layout, name: str) -> list[int]:
     """The markers camera *name* should see from its nominal mount (whole, in the picture)."""
-    from firmware_host.sim.render import mount_camera
+    from calibration.mount import mount_camera
     camera, (w, h) = mount_camera(layout, name), layout.mount(name).size
     out = []
     for marker in layout.markers:
@@ -49,7 +85,7 @@ def cmd_calibrate_table(args) -> int:
     from calibration.geometry import CalibrationError, LayoutError, calibrate_table, draw_calibration, intrusions
     try:
         layout, name = _camera(args)
-        image = _read(args.image or DATA / f"table_{name}.jpg")
+        image = _read(corpus(args.image, f"{EVALUATION_SET}/table_{name}.jpg", "--image"))
         calib = calibrate_table(image, layout, name)
     except (LayoutError, CalibrationError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -72,7 +108,7 @@ def cmd_calibrate_table(args) -> int:
                   f"{(a[1] - b[1]) / 10:.2f} px per chip layer")
     for zone, what in intrusions(calib):
         print(f"warning: {what} lies behind zone {zone} in this camera's view: a tall stack there would "
-              f"merge with it; move it in {args.layout}", file=sys.stderr)
+              f"merge with it; move it in {args.layout or 'the layout (--layout)'}", file=sys.stderr)
     print(f"wrote {out} and {picture}")
     return 0
 
@@ -90,9 +126,7 @@ def cmd_calibrate_chips(args) -> int:
 
     from calibration.chips import ConfusableColours
     from calibration.geometry import draw_calibration, load_calibration
-
     from firmware_host.vision import counter as vision
-    from firmware_host.cli.main import _profile
     try:
         calib = load_calibration(args.table)
     except (OSError, ValueError) as exc:
@@ -100,10 +134,11 @@ def cmd_calibrate_chips(args) -> int:
         return 2
     name = calib.layout.camera
     if not args.show:
-        shows = sorted(DATA.glob(f"chips_{name}_*.jpg"), key=lambda p: int(p.stem.split("_")[-1]))
+        pictures = corpus(None, EVALUATION_SET, "--show").glob(f"chips_{name}_*.jpg")
+        shows = sorted(pictures, key=lambda p: int(p.stem.split("_")[-1]))
         args.show = [f"{p.stem.split('_')[-1]}={p}" for p in shows]
     shows = dict(_parse_show(s) for s in args.show)
-    expected = {c.value for c in _profile(args.profile).chips} if args.profile else set(shows)
+    expected = {c.value for c in profile(args.profile).chips} if args.profile else set(shows)
     if set(shows) != expected:
         print(f"error: the chip set of profile {args.profile} is {sorted(expected)}; shown {sorted(shows)}",
               file=sys.stderr)
@@ -154,12 +189,11 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     """Calibrate on the committed pictures, then count every evaluation frame; figures as a dict."""
     import cv2
 
-    from calibration.geometry import calibrate_table, load_layout
-
+    from calibration.geometry import calibrate_table
     from firmware_host.vision import counter as vision
     from firmware_host.vision.stability import Stability
     labels = json.loads((data / "labels.json").read_text())
-    layout = load_layout(LAYOUT)
+    layout = _layout(None)
     values = sorted(int(v) for v in labels["colours"])
     calibs, counters, models = {}, {}, {}
     for name in labels["cameras"]:  # each camera calibrated on its own pictures, as installed
@@ -237,7 +271,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
 
 
 def cmd_bench_vision(args) -> int:
-    figures = evaluate(Path(args.data), args.frames)
+    figures = evaluate(corpus(args.data, EVALUATION_SET, "--data"), args.frames)
     f = figures
     print(f"evaluation set:        {f['frames']} frames 1280x720 from {len(f['cameras'])} cameras "
           f"({', '.join(f['cameras'])}), {f['zone_frames_visible']} visible zone-frames, "
@@ -259,29 +293,3 @@ def cmd_bench_vision(args) -> int:
         print(f"  {t:>5} " + "".join(f"{row[c]:>7}" for c in cols))
     print(json.dumps(figures))
     return 0
-
-
-def register(commands, bench, calibrate) -> None:
-    """Add this module's sub-commands to the ``tablectl`` parsers."""
-    table = calibrate.add_parser("table", help="a camera's geometry from the ArUco markers on the felt")
-    table.add_argument("--camera", help="camera name in the layout (default: the first)")
-    table.add_argument("--image", help="picture of the table from that camera (default: the committed one)")
-    table.add_argument("--layout", default=str(LAYOUT), help="zone layout TOML (table mm)")
-    table.add_argument("--out", help="calibration file (default camera-NAME-table.json)")
-    table.add_argument("--picture", help="annotated picture for the installer (default camera-NAME-table.jpg)")
-    table.set_defaults(func=cmd_calibrate_table)
-
-    chips = calibrate.add_parser("chips", help="colour model per denomination, from one picture of each")
-    chips.add_argument("--table", default="camera-right-table.json", help="file written by `calibrate table`")
-    chips.add_argument("--show", action="append", metavar="VALUE=IMAGE",
-                       default=None, help="a picture of chips of VALUE in the zones (repeat per denomination)")
-    chips.add_argument("--zone", default=None, help="read the felt's colour in this zone (default: every chip zone)")
-    chips.add_argument("--profile", default="004", help="house profile whose chip set must be shown ('' = any)")
-    chips.add_argument("--out", help="colour file (default camera-NAME-chips.json)")
-    chips.add_argument("--picture", help="contact sheet (default camera-NAME-chips.jpg)")
-    chips.set_defaults(func=cmd_calibrate_chips)
-
-    vision = bench.add_parser("vision", help="chip counting on the committed evaluation set")
-    vision.add_argument("--data", default=str(DATA))
-    vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
-    vision.set_defaults(func=cmd_bench_vision)

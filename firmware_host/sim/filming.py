@@ -22,13 +22,12 @@ import cv2
 import numpy as np
 
 from calibration.geometry import calibrate_table, load_layout
-
-from firmware_host.vision.feed import STABLE_FRAMES
+from firmware_host import data as package_data
 from firmware_host.hil.recording import CameraTrack
 from firmware_host.sim.render import Arm, Scene, Stack, apart, arm_mask, calibration_shows, mount_camera, render
 from firmware_host.vision.counter import learn_chips
+from firmware_host.vision.feed import STABLE_FRAMES
 
-LAYOUT = Path(__file__).resolve().parents[2] / "hardware" / "camera" / "table8.toml"
 FPS = 4                 # frames a second
 STABLE = STABLE_FRAMES  # still frames the Stability of a camera feed needs
 REACH_FRAMES = 3        # an arm is over a zone for this many frames while chips move
@@ -56,10 +55,15 @@ class Reach:
 class Film:
     """The chip zones' contents over time, the arms, and the cameras filming them."""
 
-    def __init__(self, colours: dict[int, str], fps: int = FPS, layout: str | Path = LAYOUT) -> None:
+    def __init__(self, colours: dict[int, str], fps: int = FPS, layout: str | Path | None = None) -> None:
+        """*layout*: the zone layout TOML (default: the shipped ``camera/table8.toml``)."""
         if not 1 <= fps <= 30:
             raise ValueError(f"camera frame rate {fps}: expected 1 to 30 frames a second")
-        self.layout = load_layout(layout)
+        if layout is None:
+            with package_data.path(package_data.CAMERA_LAYOUT) as shipped:
+                self.layout = load_layout(shipped)
+        else:
+            self.layout = load_layout(layout)
         self.fps, self.colours = fps, dict(colours)
         self.cameras: list[str] = []
         self.history: dict[str, list[tuple[float, tuple[tuple[int, int], ...]]]] = {}

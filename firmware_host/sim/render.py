@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from calibration.geometry import CameraModel, Layout
+from calibration.mount import mount_camera
 
 __all__ = ["CHIP_COLOURS", "FELT", "HOUSE_004", "Arm", "Scene", "Stack", "apart", "calibration_shows", "mount_camera",
            "random_scene", "render", "sequence", "write_evaluation_set", "write_video", "zone_truth"]
@@ -78,12 +79,6 @@ class Scene:
     noise: float = 2.0
     colours: dict = field(default_factory=dict)  # value -> colour name
     auto_exposure: bool = True  # the camera's exposure follows the light (False: fixed exposure)
-
-
-def mount_camera(layout: Layout, name: str | None = None) -> CameraModel:
-    """The camera *name* of the layout (the view's camera when None) as mounted: its nominal pose and lens."""
-    mount = layout.mount(name)
-    return CameraModel.looking_at(mount.position, mount.aim, mount.focal_px, mount.size)
 
 
 def _felt_outline(layout: Layout, n: int = 24) -> np.ndarray:

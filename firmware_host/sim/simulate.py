@@ -15,23 +15,30 @@ import hashlib
 import shlex
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from calibration.deck import Deck
 from calibration.readers import parse_readers
 from drivers.console import load_console_pins
 from drivers.emulated.shoe import FAULTS, T_ACK, T_DRAW, T_FAULT, T_HEARTBEAT, T_HELLO, draw_body, frame
-
-from firmware_host.rules.chips import breakdown
-from firmware_host.sim.filming import FPS, Film
+from firmware_host import data as package_data
+from firmware_host.hil.recording import Recording, merge
 from firmware_host.observations import (
-    DECK, CardExposed, ChipsInZone, Declaration, MoveButton, Pause, Resolution, SeatPresence, SetLevel, VoidHand,
+    DECK,
+    CardExposed,
+    ChipsInZone,
+    Declaration,
+    MoveButton,
+    Pause,
+    Resolution,
+    SeatPresence,
+    SetLevel,
+    VoidHand,
     to_dict,
 )
+from firmware_host.rules.chips import breakdown
 from firmware_host.rules.profile import builtin_profile
-from firmware_host.hil.recording import Recording, merge
+from firmware_host.sim.filming import FPS, Film
 
-TABLES = Path(__file__).resolve().parents[2] / "hardware" / "tables"
 STEP = 0.6            # seconds between two script lines
 ROUND = 0.25          # seconds for one round of every zone reader
 HEARTBEAT = 1.0
@@ -86,7 +93,7 @@ class Simulator:
     def __init__(self, table: str = "demo-1", table_profile: str = "demo-10", profile: str = "000"):
         self.t = 0.0
         self.table, self.profile = table, profile
-        self.table_text = (TABLES / f"{table_profile}.toml").read_text()
+        self.table_text = package_data.read_text(f"tables/{table_profile}.toml")     # shipped table profiles
         data = tomllib.loads(self.table_text)
         self.readers = parse_readers(data, f"{table_profile}.toml")
         self.pins = load_console_pins(data, f"{table_profile}.toml")
