@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from firmware_host.rules.profile import Profile, builtin_ids, builtin_profile, load_profile
+
+if TYPE_CHECKING:
+    from firmware_host.vision.feed import CameraFeed
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 """The source checkout, when tablectl runs from one: the developer tools (benches, ``phh verify``)
@@ -86,9 +90,10 @@ def percentile(values: Sequence[float], percent: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]
 
 
-def open_cameras(specs: list[str], directory: Path, clock: Callable[[], float] | None = None) -> list:
+def open_cameras(specs: list[str], directory: Path,
+                 clock: Callable[[], float] = time.monotonic) -> list[CameraFeed]:
     """``--camera NAME=INDEX``: each camera opened with the calibration files of NAME in *directory*
-    (frames stamped by *clock*, by default the monotonic clock); ValueError or OSError names the problem."""
+    (frames stamped by *clock*); ValueError or OSError names the problem."""
     from drivers.camera import open_device
     from firmware_host.vision.feed import CameraFeed, load_camera_calibration
     feeds: list[CameraFeed] = []
@@ -102,7 +107,7 @@ def open_cameras(specs: list[str], directory: Path, clock: Callable[[], float] |
             if calib.layout.camera != name:
                 raise ValueError(f"{directory / f'camera-{name}-table.json'}: calibrates camera "
                                  f"{calib.layout.camera}, not {name}")
-            camera = open_device(int(index), tuple(calib.image_size), **({"clock": clock} if clock else {}))
+            camera = open_device(int(index), tuple(calib.image_size), clock=clock)
             feeds.append(CameraFeed(name, camera, calib, models))
     except Exception:
         for feed in feeds:

@@ -2,14 +2,19 @@
 published to a real Mosquitto on loopback; the events printed as a subscriber receives them."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
 from firmware_host import events as ev
 from firmware_host.cli.common import Parsers, speed
 from firmware_host.cli.display import describe
 from firmware_host.mqtt.subscriber import Message
+
+if TYPE_CHECKING:
+    from firmware_host.hil.recording import Recording
 
 
 def register(parsers: Parsers) -> None:
@@ -45,7 +50,7 @@ class Viewer:
         return len(self.events) >= events and sum(isinstance(e, ev.HandEnded) for e in self.events) >= hands
 
 
-def cmd_demo(args) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     from firmware_host import data
     from firmware_host.hil.recording import load
     from firmware_host.sim.broker import BrokerError, LocalMosquitto
@@ -73,7 +78,7 @@ def cmd_demo(args) -> int:
     return 0
 
 
-def _session(port: int, recording, args, factor: float | None, tmp: str) -> Viewer:
+def _session(port: int, recording: Recording, args: argparse.Namespace, factor: float | None, tmp: str) -> Viewer:
     """The controller service publishing the replayed *recording* to the broker on *port*, a viewer
     subscribed to the public events (all of them with ``--secrets``)."""
     from firmware_host.hil.replay import Replay

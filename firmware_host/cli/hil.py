@@ -1,12 +1,19 @@
 """Hardware in the loop: ``tablectl simulate``, ``replay``, ``record`` and ``bench replay``."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from firmware_host.cli.common import Parsers, corpus, open_cameras, speed
+
+if TYPE_CHECKING:
+    from firmware_host.events import Event
+    from firmware_host.hil.recording import Recording
 
 
 def register(parsers: Parsers) -> None:
@@ -50,7 +57,7 @@ def register(parsers: Parsers) -> None:
     b.set_defaults(func=cmd_bench_replay)
 
 
-def cmd_simulate(args) -> int:
+def cmd_simulate(args: argparse.Namespace) -> int:
     from firmware_host.sim.simulate import ScriptError, simulate
     try:
         recording = simulate(Path(args.script).read_text(), table=args.table)
@@ -62,7 +69,7 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def cmd_replay(args) -> int:
+def cmd_replay(args: argparse.Namespace) -> int:
     from firmware_host.cli.display import describe
     from firmware_host.events import HandEnded, Irregularity
     from firmware_host.hil.recording import RecordingError, load
@@ -74,13 +81,14 @@ def cmd_replay(args) -> int:
         return 2
     out = open(args.events_out, "w") if args.events_out else None
 
-    def on_event(event):
+    def on_event(event: Event) -> None:
         if out:
             out.write(event.to_json() + "\n")
         if not args.quiet:
             print(describe(event, show_secrets=args.secrets), flush=True)
 
     started = time.monotonic()
+
     def progress(done: int, total: int) -> None:
         width = 40
         filled = width * done // total
@@ -104,7 +112,7 @@ def cmd_replay(args) -> int:
     return 0
 
 
-def _replay_to_broker(recording, args, on_event) -> int:
+def _replay_to_broker(recording: Recording, args: argparse.Namespace, on_event: Callable[[Event], None]) -> int:
     """The recording as the source of the real service: journal, engine, outbox, MQTT to *args.broker*."""
     import tempfile
     from urllib.parse import urlparse
@@ -131,7 +139,7 @@ def _replay_to_broker(recording, args, on_event) -> int:
     return 1 if left else 0
 
 
-def cmd_record(args) -> int:
+def cmd_record(args: argparse.Namespace) -> int:
     """Record from the real devices: the shoe on serial, the MFRC522s on SPI, the console on GPIO."""
     import signal
     import tomllib
@@ -155,6 +163,7 @@ def cmd_record(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     decks = [{"deck": d.deck, "back": d.back, "cards": dict(d.cards)} for d in registry.decks.values()]
+    assert registry.in_play is not None       # a registry with decks has one in play
     recorder = Recorder(args.table, args.profile, text, decks, registry.in_play)
     try:
         cameras = open_cameras(args.camera, Path(args.calibration), clock=recorder.now)
@@ -181,7 +190,7 @@ def cmd_record(args) -> int:
     return 0
 
 
-def cmd_bench_replay(args) -> int:
+def cmd_bench_replay(args: argparse.Namespace) -> int:
     from firmware_host.events import HandEnded
     from firmware_host.hil.recording import load
     from firmware_host.hil.replay import Replay

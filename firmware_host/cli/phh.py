@@ -1,6 +1,7 @@
 """Real hands in PHH format: ``tablectl phh verify`` and ``tablectl bench engine``."""
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import resource
@@ -26,7 +27,7 @@ def register(parsers: Parsers) -> None:
     engine.set_defaults(func=cmd_bench_engine)
 
 
-def cmd_verify(args) -> int:
+def cmd_verify(args: argparse.Namespace) -> int:
     from firmware_host.hil.phh import load, verify
 
     house = profile(args.profile)
@@ -55,7 +56,8 @@ def _texts(path: str) -> list[str]:
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fp:
         text = fp.read()
-    hands, current = [], []
+    hands: list[str] = []
+    current: list[str] = []
     for line in text.splitlines():
         if line.startswith("[") and line.rstrip().endswith("]") and line[1:-1].strip().isdigit():
             if current:
@@ -68,7 +70,7 @@ def _texts(path: str) -> list[str]:
     return hands
 
 
-def cmd_bench_engine(args) -> int:
+def cmd_bench_engine(args: argparse.Namespace) -> int:
     """Pluribus hands through the engine, against pokerkit alone on the same PHH texts."""
     from pokerkit import HandHistory
 

@@ -1,9 +1,11 @@
 """``tablectl profile``: load and validate a house-rules profile, print it."""
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import sys
+from typing import Any
 
 from firmware_host.cli.common import Parsers, profile
 from firmware_host.rules.profile import Profile, ProfileError
@@ -15,7 +17,7 @@ def register(parsers: Parsers) -> None:
     command.set_defaults(func=cmd_profile)
 
 
-def cmd_profile(args) -> int:
+def cmd_profile(args: argparse.Namespace) -> int:
     try:
         house = profile(args.profile)
     except ProfileError as exc:
@@ -25,6 +27,7 @@ def cmd_profile(args) -> int:
     return 0
 
 
-def summary(house: Profile) -> dict:
+def summary(house: Profile) -> dict[str, Any]:
     """The profile as plain JSON values."""
-    return json.loads(json.dumps(dataclasses.asdict(house), default=str))
+    values: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(house), default=str))
+    return values

@@ -1,14 +1,28 @@
 """The controller: ``tablectl run``, and ``tablectl bench mqtt`` (its publishing path measured)."""
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import signal
 import statistics
 import sys
 import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from firmware_host.cli.common import Parsers, open_cameras, percentile
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+    from multiprocessing.synchronize import Event as ProcessEvent
+
+    from firmware_host.events import Event
+    from firmware_host.mqtt.subscriber import Message, Subscriber
+    from firmware_host.observations import Observation
+    from firmware_host.service.devices import Devices
+    from firmware_host.service.service import Config
 
 
 def register(parsers: Parsers) -> None:
@@ -47,7 +61,7 @@ def register(parsers: Parsers) -> None:
     mqtt.set_defaults(func=bench_mqtt)
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     from firmware_host.cli.display import describe
     from firmware_host.service.service import ConfigError, Service, demo_source, load_config
 
@@ -60,14 +74,15 @@ def cmd_run(args) -> int:
     out = open(args.events_out, "a", encoding="utf-8") if args.events_out else None
     lock = threading.Lock()
 
-    def on_payload(topic: str, payload: dict) -> None:
-        with lock:
-            out.write(json.dumps({"topic": topic, "payload": payload}, sort_keys=True) + "\n")
-            out.flush()
+    def on_payload(topic: str, payload: dict[str, Any]) -> None:
+        if out is not None:
+            with lock:
+                out.write(json.dumps({"topic": topic, "payload": payload}, sort_keys=True) + "\n")
+                out.flush()
 
-    devices = None
+    devices: Devices | None = None
 
-    def on_event(event) -> None:
+    def on_event(event: Event) -> None:
         if devices is not None:
             devices.show((event,))
         if args.print_events:
@@ -109,10 +124,9 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _open_devices(args):
+def _open_devices(args: argparse.Namespace) -> Devices:
     """The real devices of ``--devices`` (a table profile) with the deck registry of ``--decks``."""
     import tomllib
-    from pathlib import Path
 
     from calibration.deck import Registry
     from calibration.readers import parse_readers
@@ -137,7 +151,7 @@ def _open_devices(args):
         raise
 
 
-def _recording_source(path: str, speed: float, skip: int):
+def _recording_source(path: str, speed: float, skip: int) -> Iterator[Observation]:
     """A recording's observations through the drivers (paced at *speed*, 0: flat out), the first *skip* dropped."""
     from firmware_host.hil.recording import load
     from firmware_host.hil.replay import Replay
@@ -158,10 +172,10 @@ class Arrivals:
     def __init__(self) -> None:
         self.first: dict[tuple[str, int], float] = {}
 
-    def note(self, message) -> None:
+    def note(self, message: Message) -> None:
         self.first.setdefault((message.payload["table"], message.payload["event"]["seq"]), message.at)
 
-    def subscribe(self, port: int):
+    def subscribe(self, port: int) -> Subscriber:
         """A subscriber to every table's secure events on the broker at *port*, noting here."""
         import time
 
@@ -170,9 +184,7 @@ class Arrivals:
                           clock=time.perf_counter)
 
 
-def _bench_config(directory, port: int, table: str):
-    from pathlib import Path
-
+def _bench_config(directory: str | Path, port: int, table: str) -> Config:
     from firmware_host.service.service import parse_config
     return parse_config({"table": {"id": table, "profile": "000"},
                          "broker": {"host": "127.0.0.1", "port": port, "keepalive": 30},
@@ -181,7 +193,7 @@ def _bench_config(directory, port: int, table: str):
                          "commands": {"key": "bench-key-0123456789abcdef"}}, base=Path(directory))
 
 
-def _single_table(port: int, directory, events: int, rate: float) -> dict:
+def _single_table(port: int, directory: str, events: int, rate: float) -> dict[str, Any]:
     """Observations at *rate*/s (0: flat out) until *events* events; latency observation -> subscriber."""
     import os
     import time
@@ -228,11 +240,10 @@ TABLES_PER_PROCESS = 50
 
 
 def _table_worker(port: int, directory: str, names: list[str], seconds: float, table_rate: float,
-                  go, results) -> None:
+                  go: ProcessEvent, results: Queue[tuple[str, Any]]) -> None:
     """One process of simulated tables: wait for *go*, feed for *seconds*, drain, report."""
     import logging
     import time
-    from pathlib import Path
 
     from firmware_host.service.service import Service, demo_source
 
@@ -265,7 +276,7 @@ def _table_worker(port: int, directory: str, names: list[str], seconds: float, t
     results.put(("done", report))
 
 
-def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: float) -> dict:
+def _many_tables(port: int, directory: str, tables: int, seconds: float, table_rate: float) -> dict[str, Any]:
     """*tables* controllers (spread over processes) publishing into one broker for *seconds*."""
     import multiprocessing
     import time
@@ -299,7 +310,7 @@ def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: 
             "events_per_s": round(expected / done, 1), "observations_per_s": round(n / fed, 1)}
 
 
-def bench_mqtt(args) -> int:
+def bench_mqtt(args: argparse.Namespace) -> int:
     """``tablectl bench mqtt``: latency and throughput of one table, then many tables at once."""
     import logging
     import resource

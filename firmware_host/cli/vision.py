@@ -1,14 +1,19 @@
 """The chip cameras: ``tablectl calibrate table``, ``calibrate chips`` and ``bench vision``."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from firmware_host.cli.common import Parsers, corpus, profile
+
+if TYPE_CHECKING:
+    from calibration.geometry import Layout
 
 EVALUATION_SET = "tests/data/vision"
 
@@ -40,7 +45,7 @@ def register(parsers: Parsers) -> None:
     vision.set_defaults(func=cmd_bench_vision)
 
 
-def _layout(given: str | None):
+def _layout(given: str | None) -> Layout:
     """``--layout``: a zone layout TOML, by default the shipped one (LayoutError names what is wrong)."""
     from calibration import geometry
     from firmware_host import data
@@ -50,7 +55,7 @@ def _layout(given: str | None):
         return geometry.load_layout(path)
 
 
-def _read(path: str):
+def _read(path: str | Path) -> np.ndarray:
     import cv2
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
@@ -58,7 +63,7 @@ def _read(path: str):
     return image
 
 
-def _camera(args):
+def _camera(args: argparse.Namespace) -> tuple[Layout, str]:
     """The layout and the camera's name (``--camera``, default the layout's first camera)."""
     layout = _layout(args.layout)
     name = args.camera or layout.cameras[0].name
@@ -66,11 +71,11 @@ def _camera(args):
     return layout, name
 
 
-def expected_markers(layout, name: str) -> list[int]:
+def expected_markers(layout: Layout, name: str) -> list[int]:
     """The markers camera *name* should see from its nominal mount (whole, in the picture)."""
     from calibration.mount import mount_camera
     camera, (w, h) = mount_camera(layout, name), layout.mount(name).size
-    out = []
+    out: list[int] = []
     for marker in layout.markers:
         uv = camera.project(np.hstack([marker.corners(), np.zeros((4, 1))]))
         if (uv >= 0).all() and (uv[:, 0] < w).all() and (uv[:, 1] < h).all():
@@ -78,7 +83,7 @@ def expected_markers(layout, name: str) -> list[int]:
     return out
 
 
-def cmd_calibrate_table(args) -> int:
+def cmd_calibrate_table(args: argparse.Namespace) -> int:
     """Markers -> camera; writes the calibration file and the annotated picture."""
     import cv2
 
@@ -106,8 +111,8 @@ def cmd_calibrate_table(args) -> int:
             a, b = calib.camera.project(np.array([[x, y, 0.0], [x, y, 10 * layout.chip_thickness]]))
             print(f"  {zone.name:6} chip {calib.chip_diameter_px(x, y):5.1f} px wide, "
                   f"{(a[1] - b[1]) / 10:.2f} px per chip layer")
-    for zone, what in intrusions(calib):
-        print(f"warning: {what} lies behind zone {zone} in this camera's view: a tall stack there would "
+    for behind, what in intrusions(calib):
+        print(f"warning: {what} lies behind zone {behind} in this camera's view: a tall stack there would "
               f"merge with it; move it in {args.layout or 'the layout (--layout)'}", file=sys.stderr)
     print(f"wrote {out} and {picture}")
     return 0
@@ -120,7 +125,7 @@ def _parse_show(text: str) -> tuple[int, str]:
     return int(value), path
 
 
-def cmd_calibrate_chips(args) -> int:
+def cmd_calibrate_chips(args: argparse.Namespace) -> int:
     """One picture per denomination (chips in the pot) -> colour models; refuses confusable sets."""
     import cv2
 
@@ -135,8 +140,7 @@ def cmd_calibrate_chips(args) -> int:
     name = calib.layout.camera
     if not args.show:
         pictures = corpus(None, EVALUATION_SET, "--show").glob(f"chips_{name}_*.jpg")
-        shows = sorted(pictures, key=lambda p: int(p.stem.split("_")[-1]))
-        args.show = [f"{p.stem.split('_')[-1]}={p}" for p in shows]
+        args.show = [f"{p.stem.split('_')[-1]}={p}" for p in sorted(pictures, key=lambda p: int(p.stem.split("_")[-1]))]
     shows = dict(_parse_show(s) for s in args.show)
     expected = {c.value for c in profile(args.profile).chips} if args.profile else set(shows)
     if set(shows) != expected:
@@ -161,7 +165,7 @@ def cmd_calibrate_chips(args) -> int:
         result = counter.count(image)
         for zc in result.zones.values():
             for st in zc.stacks:
-                u, v = calib.camera.project([[st.x, st.y, 0.0]])[0]
+                u, v = calib.camera.project(np.array([[st.x, st.y, 0.0]]))[0]
                 label = f"{st.count}x{st.value}" if st.value else "?"
                 cv2.putText(picture, label, (int(u) - 22, int(v) + 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
                             (255, 255, 255), 2, cv2.LINE_AA)
@@ -174,18 +178,18 @@ def cmd_calibrate_chips(args) -> int:
         sheet.append(cv2.resize(picture, (640, 360), interpolation=cv2.INTER_AREA))
     if len(sheet) % 2:
         sheet.append(sheet[0] * 0)
-    picture = args.picture or f"camera-{name}-chips.jpg"
-    cv2.imwrite(picture, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
+    contact_sheet = args.picture or f"camera-{name}-chips.jpg"
+    cv2.imwrite(contact_sheet, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
     print("edge bias (px a single chip's silhouette measures beyond its geometry): "
           + ", ".join(f"{v}: {b:+.2f}" for v, b in sorted(models.edge_bias.items())))
     print("inlay (how much brighter a chip's centre than its face; under "
           f"{vision.INLAY_MIN} its stacks are never counted against a card of their colour): "
           + ", ".join(f"{v}: {c:.2f}" for v, c in sorted(models.inlay.items())))
-    print(f"camera {name}: wrote {out} and {picture}")
+    print(f"camera {name}: wrote {out} and {contact_sheet}")
     return 0
 
 
-def evaluate(data: Path, frames: int = 3) -> dict:
+def evaluate(data: Path, frames: int = 3) -> dict[str, Any]:
     """Calibrate on the committed pictures, then count every evaluation frame; figures as a dict."""
     import cv2
 
@@ -206,7 +210,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     stable = stable_right = held_uncertain = arm_wrong = 0
     cards_right = cards = 0
     confusion = {t: {p: 0 for p in values + ["none"]} for t in values}
-    stability, previous, scene = None, None, None
+    stability, previous, scene = Stability(frames), None, None
     for frame, image in zip(labels["frames"], images):
         if (frame["camera"], frame["scene"]) != scene:
             scene, stability, previous = (frame["camera"], frame["scene"]), Stability(frames), None
@@ -224,7 +228,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
             visible += 1
             if stability.state(name) == "stable":
                 stable += 1
-                stable_right += sum(v * n for v, n in stability.reported(name)) == truth["amount"]
+                stable_right += sum(v * n for v, n in stability.reported(name) or ()) == truth["amount"]
             held_uncertain += stability.state(name) == "uncertain"
             uncertain += zc.status == "uncertain"
             blocked += zc.status == "occluded"
@@ -270,7 +274,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     }
 
 
-def cmd_bench_vision(args) -> int:
+def cmd_bench_vision(args: argparse.Namespace) -> int:
     figures = evaluate(corpus(args.data, EVALUATION_SET, "--data"), args.frames)
     f = figures
     print(f"evaluation set:        {f['frames']} frames 1280x720 from {len(f['cameras'])} cameras "

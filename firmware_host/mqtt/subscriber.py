@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
@@ -52,19 +53,19 @@ class Subscriber:
         self._on_message = on_message
         self._clock = clock
         self._closed = False
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2,
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2,
                                   client_id=client_id or f"sub-{time.monotonic_ns()}", protocol=mqtt.MQTTv5)
         if username:
             self.client.username_pw_set(username, password)
         if ca_file:
             self.client.tls_set(ca_certs=str(ca_file))
-        self.client.reconnect_delay_set(0.1, 0.5)
+        self.client.reconnect_delay_set(0.1, 0.5)  # type: ignore[arg-type]  # seconds: paho waits floats too
         self.client.on_connect = self._connected
         self.client.on_subscribe = self._acknowledged
         self.client.on_message = self._received
         properties = None
         if persistent:
-            properties = Properties(PacketTypes.CONNECT)
+            properties = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]  # paho leaves it bare
             properties.SessionExpiryInterval = 3600
         self.client.connect(host, port, 10, clean_start=not persistent, properties=properties)
         self.client.loop_start()
