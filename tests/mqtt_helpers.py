@@ -1,95 +1,28 @@
-"""Real parts for the publishing tests: a Mosquitto broker on a free loopback port, a TCP proxy
-that can cut the link, a recording subscriber, and config files."""
+"""Real parts for the publishing tests: the product's Mosquitto launcher and subscriber, a TCP proxy
+that can cut the link, and config files."""
 from __future__ import annotations
 
-import getpass
-import json
-import os
-import shutil
 import socket
-import subprocess
 import threading
-import time
 from pathlib import Path
 
-import paho.mqtt.client as mqtt
+from firmware_host.mqtt import subscriber
+from firmware_host.sim.broker import LocalMosquitto as Broker
+from firmware_host.sim.broker import free_port
+
+__all__ = ["KEY", "MOSQUITTO_DIR", "Broker", "Proxy", "Subscriber", "dedupe", "free_port", "make_certificates",
+           "write_config"]
 
 REPO = Path(__file__).resolve().parents[1]
 MOSQUITTO_DIR = REPO / "hardware" / "mosquitto"
 KEY = "test-key-0123456789abcdef"
 
 
-def mosquitto_binary() -> str:
-    path = shutil.which("mosquitto") or ("/usr/sbin/mosquitto" if os.path.exists("/usr/sbin/mosquitto") else None)
-    if path is None:
-        raise RuntimeError("mosquitto is not installed (CI: .ci/run installs it with apt)")
-    return path
+class Subscriber(subscriber.Subscriber):
+    """The product's subscriber; ``on(topic)`` is its ``payloads(topic)``."""
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, timeout: float = 10.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on {port}")
-
-
-class Broker:
-    """Mosquitto on 127.0.0.1:<port> with a config written here; restartable on the same port."""
-
-    def __init__(self, directory: Path, *, acl_file: Path | None = None, password_file: Path | None = None,
-                 persistence: bool = False, port: int | None = None, tls: tuple[Path, Path, Path] | None = None) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.port = port or free_port()
-        lines = [f"listener {self.port} 127.0.0.1"]
-        if tls:
-            lines += [f"cafile {tls[0]}", f"certfile {tls[1]}", f"keyfile {tls[2]}"]
-        # as root Mosquitto would drop to user "mosquitto", who cannot read our 0700 temporary directories
-        lines += [f"user {getpass.getuser()}", "max_queued_messages 100000", "max_inflight_messages 0",
-                 f"log_dest file {self.directory / 'mosquitto.log'}", "log_type error", "log_type warning",
-                 "log_type notice"]
-        if password_file:
-            lines += ["allow_anonymous false", f"password_file {password_file}"]
-        else:
-            lines += ["allow_anonymous true"]
-        if acl_file:
-            lines += [f"acl_file {acl_file}"]
-        if persistence:
-            lines += ["persistence true", f"persistence_location {self.directory}/", "autosave_interval 1",
-                      "autosave_on_changes true"]
-        self.conf = self.directory / "mosquitto.conf"
-        self.conf.write_text("\n".join(lines) + "\n")
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> Broker:
-        self.proc = subprocess.Popen([mosquitto_binary(), "-c", str(self.conf)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        wait_port(self.port)
-        return self
-
-    def kill(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(5)
-
-    def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+    def on(self, topic: str) -> list:
+        return self.payloads(topic)
 
 
 class Proxy:
@@ -163,75 +96,6 @@ class Proxy:
         self._closed = True
         self.cut()
         self._server.close()
-
-
-class Subscriber:
-    """Records every message on *topics* as ``(topic, payload dict or bytes, monotonic time)``.
-
-    ``persistent``: a durable MQTT 5 session (the broker queues for it while it is away).
-    """
-
-    def __init__(self, port: int, topics: list[str], *, username: str | None = None, password: str | None = None,
-                 client_id: str | None = None, persistent: bool = False, ca_file: Path | None = None) -> None:
-        self.messages: list[tuple[str, object, float]] = []
-        self.lock = threading.Lock()
-        self.subscribed = threading.Event()
-        self.granted: list = []
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id or f"sub-{time.monotonic_ns()}",
-                                  protocol=mqtt.MQTTv5)
-        if username:
-            self.client.username_pw_set(username, password)
-        if ca_file:
-            self.client.tls_set(ca_certs=str(ca_file))
-        self.client.reconnect_delay_set(0.1, 0.5)
-        self._topics = topics
-
-        def on_connect(client, userdata, flags, rc, props):
-            if not rc.is_failure and not (persistent and flags.session_present):
-                client.subscribe([(t, 1) for t in topics])
-
-        def on_subscribe(client, userdata, mid, rcs, props):
-            self.granted = list(rcs)
-            self.subscribed.set()
-
-        def on_message(client, userdata, msg):
-            try:
-                body = json.loads(msg.payload)
-            except ValueError:
-                body = msg.payload
-            with self.lock:
-                self.messages.append((msg.topic, body, time.monotonic()))
-
-        self.client.on_connect, self.client.on_subscribe, self.client.on_message = on_connect, on_subscribe, on_message
-        props = None
-        if persistent:
-            from paho.mqtt.packettypes import PacketTypes
-            from paho.mqtt.properties import Properties
-            props = Properties(PacketTypes.CONNECT)
-            props.SessionExpiryInterval = 3600
-        self.client.connect("127.0.0.1", port, 5, clean_start=not persistent, properties=props)
-        self.client.loop_start()
-        if not self.subscribed.wait(10):
-            raise TimeoutError("subscriber: no SUBACK")
-
-    def on(self, suffix: str) -> list[dict]:
-        """Payloads on topics ending with *suffix* (a full topic: exactly that one)."""
-        with self.lock:
-            if suffix.startswith("pokerhall/"):
-                return [body for topic, body, _ in self.messages if topic == suffix]
-            return [body for topic, body, _ in self.messages if topic.endswith(suffix)]
-
-    def wait_for(self, predicate, timeout: float = 30.0) -> bool:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if predicate(self):
-                return True
-            time.sleep(0.05)
-        return predicate(self)
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
 
 
 def dedupe(payloads: list[dict]) -> list[dict]:

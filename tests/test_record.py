@@ -14,10 +14,10 @@ from drivers.console import load_console_pins
 from drivers.emulated.mfrc522 import VirtualClock
 from drivers.emulated.shoe import SimShoe
 from drivers.zones import open_emulated
-from firmware_host.observations import CardEntered, ConsolePress
-from firmware_host.service.recorder import Recorder, record_session
 from firmware_host.hil.recording import load
 from firmware_host.hil.replay import Replay
+from firmware_host.observations import CardEntered, ConsolePress
+from firmware_host.service.recorder import Recorder, record_session
 from firmware_host.sim.simulate import demo_deck
 
 TABLE = Path(__file__).parents[1] / "hardware" / "tables" / "demo-10.toml"
@@ -86,32 +86,22 @@ def test_tablectl_record_off_the_pi_says_what_is_missing(tmp_path):
 
 def test_replay_publishes_for_real_with_broker_url(tmp_path):
     """`tablectl replay --broker mqtt://...`: the events arrive at a subscriber of the public topic."""
-    import json
     import subprocess
     import sys
 
-    import paho.mqtt.client as mqtt
-
+    from firmware_host.mqtt.subscriber import Subscriber
     from firmware_host.sim.broker import LocalMosquitto
 
-    with LocalMosquitto(tmp_path) as broker:
-        got, ready = [], threading.Event()
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="hil-viewer")
-        client.on_message = lambda c, u, m: got.append(json.loads(m.payload)["event"]["kind"])
-        client.on_subscribe = lambda *a: ready.set()
-        client.connect("127.0.0.1", broker.port)
-        client.subscribe("pokerhall/v1/table/demo-1/event", qos=1)
-        client.loop_start()
-        assert ready.wait(5)
+    topic = "pokerhall/v1/table/demo-1/event"
+    with LocalMosquitto(tmp_path) as broker, Subscriber(broker.port, [topic], client_id="hil-viewer") as viewer:
+        def kinds(subscriber):
+            return [payload["event"]["kind"] for payload in subscriber.payloads(topic)]
         recording = Path(__file__).parent / "recordings" / "normal-fold-preflop"
         done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "replay", str(recording), "--quiet",
                                "--broker", f"mqtt://127.0.0.1:{broker.port}"], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-        deadline = time.monotonic() + 5
-        while "hand-ended" not in got and time.monotonic() < deadline:
-            time.sleep(0.05)
-        client.loop_stop()
-        client.disconnect()
+        viewer.wait_for(lambda s: "hand-ended" in kinds(s), 5)
+        got = kinds(viewer)
     assert got[0] == "hand-started" and got[-1] == "hand-ended" and "hole-card-dealt" not in got
 
 

@@ -6,7 +6,8 @@ import sys
 import cv2
 
 from calibration.geometry import load_layout
-from firmware_host.sim.render import HOUSE_004, calibration_shows, mount_camera, render
+from calibration.mount import mount_camera
+from firmware_host.sim.render import HOUSE_004, calibration_shows, render
 
 
 def tablectl(*args, cwd=None):

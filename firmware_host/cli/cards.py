@@ -1,19 +1,26 @@
-"""tablectl sub-commands for the card path: `calibrate deck`, `bench shoe`."""
+"""The card path: ``tablectl calibrate deck`` and ``tablectl bench shoe``."""
 from __future__ import annotations
 
+import argparse
 import json
 import queue
 import sys
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
-from firmware_host.observations import DECK, DeviceFault, DeviceRecovered, ForeignCard
+from firmware_host.cli.common import Parsers, percentile
+from firmware_host.observations import DECK, DeviceFault, DeviceRecovered, ForeignCard, Observation
+
+if TYPE_CHECKING:
+    from calibration.deck import Deck, Registry
+    from drivers.shoe import Shoe
 
 
-def register(commands, bench, calibrate) -> None:
-    """Add this module's sub-commands to the ``tablectl`` parsers."""
-    deck = calibrate.add_parser(
+def register(parsers: Parsers) -> None:
+    deck = parsers.calibrate.add_parser(
         "deck", help="register a deck: run its 52 cards through the shoe",
         description="Run the 52 cards of one deck through the shoe, one at a time. Without --named, in "
                     "this order: 2c 3c .. Ac, 2d .. Ad, 2h .. Ah, 2s .. As (clubs, diamonds, hearts, spades; "
@@ -30,7 +37,7 @@ def register(commands, bench, calibrate) -> None:
     deck.add_argument("--force", action="store_true", help="replace an existing file for this deck id")
     deck.set_defaults(func=cmd_calibrate_deck)
 
-    shoe = bench.add_parser("shoe", help="shoe driver over a pty: frames/s, frame-to-observation latency")
+    shoe = parsers.bench.add_parser("shoe", help="shoe driver over a pty: frames/s, frame-to-observation latency")
     shoe.add_argument("--baud", type=int, default=115200, help="line speed the frames are paced at")
     shoe.add_argument("--frames", type=int, default=2000, help="frames for the latency run (default 2000)")
     shoe.set_defaults(func=cmd_bench_shoe)
@@ -47,14 +54,14 @@ def _card_name(text: str) -> str | None:
     return name if name in DECK else None
 
 
-def _names(stream):
+def _names(stream: Iterable[str]) -> Iterator[tuple[int, str]]:
     """(line number, text) of the non-blank lines of *stream*, read one at a time."""
     for number, line in enumerate(stream, 1):
         if line.strip():
             yield number, line.strip()
 
 
-def cmd_calibrate_deck(args) -> int:
+def cmd_calibrate_deck(args: argparse.Namespace) -> int:
     from calibration.deck import Deck, DeckError, Registry, check_deck_id, load_decks
     from drivers.shoe import Shoe
 
@@ -108,7 +115,7 @@ def cmd_calibrate_deck(args) -> int:
             print(f"  {problem}", file=err)
         return 1
     try:
-        path = Deck(args.deck, args.back, {label: uid for label, uid in reads}).save(args.dir)
+        path = Deck(args.deck, args.back, {label: uid for label, uid in reads if uid is not None}).save(args.dir)
     except DeckError as exc:
         print(f"error: {exc}", file=err)
         return 2
@@ -116,7 +123,7 @@ def cmd_calibrate_deck(args) -> int:
     return 0
 
 
-def _next_read(shoe, timeout, problems, label):
+def _next_read(shoe: Shoe, timeout: float, problems: list[str], label: str) -> str | None | Literal[False]:
     """The UID of the next card drawn (None: unreadable), or False if none came in time."""
     deadline = time.monotonic() + timeout
     while True:
@@ -140,9 +147,11 @@ def _next_read(shoe, timeout, problems, label):
             print(f"shoe recovered: {obs.detail}", file=sys.stderr, flush=True)
 
 
-def _check(reads, known) -> list[str]:
+def _check(reads: list[tuple[str, str | None]], known: dict[str, tuple[str, str]]) -> list[str]:
     """Unreadable, repeated (same tag twice or same name twice), missing, or already another deck's."""
-    problems, seen_uid, seen_name = [], {}, set()
+    problems: list[str] = []
+    seen_uid: dict[str, str] = {}
+    seen_name: set[str] = set()
     for label, uid in reads:
         if label in seen_name:
             problems.append(f"{label}: named twice")
@@ -164,25 +173,20 @@ def _check(reads, known) -> list[str]:
 
 # -- bench shoe -----------------------------------------------------------------------
 
-def _bench_deck():
+def _bench_deck() -> tuple[Deck, Registry]:
     from calibration.deck import Deck, Registry
     deck = Deck("bench", "blue", {card: f"04{i:012X}" for i, card in enumerate(DECK, 1)})
     return deck, Registry([deck])
 
 
-def _draw_frames(deck, count: int, first_seq: int = 1) -> list[bytes]:
+def _draw_frames(deck: Deck, count: int, first_seq: int = 1) -> list[bytes]:
     """*count* draw frames (the simulator's encoder) cycling through the deck, seqs from *first_seq*."""
     from drivers.emulated.shoe import T_DRAW, draw_body, frame
     uids = list(deck.cards.values())
     return [frame(T_DRAW, first_seq + k, draw_body(uids[k % 52], "up")) for k in range(count)]
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def cmd_bench_shoe(args) -> int:
+def cmd_bench_shoe(args: argparse.Namespace) -> int:
     """Decoder alone, driver over a pty in a burst, and per-frame latency paced at the baud rate."""
     import os
     import statistics
@@ -209,7 +213,7 @@ def cmd_bench_shoe(args) -> int:
     tty.setraw(slave)
     stop = threading.Event()
 
-    def drain():           # read the driver's acks so the pty never fills
+    def drain() -> None:   # read the driver's acks so the pty never fills
         import select
         while not stop.is_set():
             if select.select([master], [], [], 0.05)[0]:
@@ -224,7 +228,7 @@ def cmd_bench_shoe(args) -> int:
     done = threading.Event()
     expected = [0]
 
-    def seen(obs):
+    def seen(obs: Observation) -> None:
         got.append(time.monotonic())
         if len(got) >= expected[0]:
             done.set()
@@ -267,7 +271,7 @@ def cmd_bench_shoe(args) -> int:
         "wire_frames_per_s": round(wire_fps),
         "latency_frames": len(latencies),
         "latency_median_ms": round(statistics.median(latencies), 3) if latencies else None,
-        "latency_p99_ms": round(_percentile(latencies, 0.99), 3) if latencies else None,
+        "latency_p99_ms": round(percentile(latencies, 99), 3) if latencies else None,
         "lost": (len(burst) - burst_ok) + (len(paced) - len(latencies)),
         "crc_errors": counters["crc_errors"], "framing_errors": counters["framing_errors"],
     }

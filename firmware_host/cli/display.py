@@ -2,8 +2,17 @@
 from __future__ import annotations
 
 from firmware_host.events import (
-    ActionTaken, BoardDealt, CardBurned, Event, HandEnded, HandShown, HandStarted, HoleCardDealt,
-    Irregularity, IrregularityResolved, PotAwarded,
+    ActionTaken,
+    BoardDealt,
+    CardBurned,
+    Event,
+    HandEnded,
+    HandShown,
+    HandStarted,
+    HoleCardDealt,
+    Irregularity,
+    IrregularityResolved,
+    PotAwarded,
 )
 
 

@@ -1,17 +1,23 @@
-"""tablectl sub-commands for hardware in the loop: `simulate`, `replay`, `record`, `bench replay`."""
+"""Hardware in the loop: ``tablectl simulate``, ``replay``, ``record`` and ``bench replay``."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-CORPUS = Path(__file__).resolve().parents[2] / "tests" / "recordings"
-TABLES = Path(__file__).resolve().parents[2] / "hardware" / "tables"
+from firmware_host.cli.common import Parsers, corpus, open_cameras, speed
+
+if TYPE_CHECKING:
+    from firmware_host.events import Event
+    from firmware_host.hil.recording import Recording
 
 
-def register(commands, bench, calibrate) -> None:
-    """Add this module's sub-commands to the ``tablectl`` parsers."""
+def register(parsers: Parsers) -> None:
+    commands = parsers.commands
     sim = commands.add_parser("simulate", help="write a recording from a table script (docs/scenarios.md)")
     sim.add_argument("script", help="the script file")
     sim.add_argument("out", help="the recording directory to write")
@@ -26,13 +32,15 @@ def register(commands, bench, calibrate) -> None:
     rep.add_argument("--profile", help="override the recording's house profile")
     rep.add_argument("--quiet", action="store_true", help="no event lines, only the summary")
     rep.add_argument("--secrets", action="store_true", help="show hole and burn cards")
-    rep.add_argument("--progress", action="store_true", help="a progress bar (shown anyway on a terminal for long replays)")
+    rep.add_argument("--progress", action="store_true",
+                     help="a progress bar (shown anyway on a terminal for long replays)")
     rep.set_defaults(func=cmd_replay)
 
     rec = commands.add_parser("record", help="record the raw streams of the table's devices (on the Pi)")
     rec.add_argument("out", help="the recording directory to write")
     rec.add_argument("--seconds", type=float, default=0, help="stop after N seconds (default: Ctrl-C)")
-    rec.add_argument("--table-profile", default=str(TABLES / "demo-10.toml"), help="hardware/tables/*.toml")
+    rec.add_argument("--table-profile", default=None,
+                     help="hardware/tables/*.toml (default: the shipped demo-10, firmware_host/data/tables)")
     rec.add_argument("--decks", required=True, help="the deck registry directory (tablectl calibrate deck)")
     rec.add_argument("--in-play", default=None, help="the deck in play (default: the first)")
     rec.add_argument("--shoe", default="/dev/ttyACM0", help="the shoe's serial port (or a pyserial URL)")
@@ -44,21 +52,12 @@ def register(commands, bench, calibrate) -> None:
                      help="with --camera: where camera-NAME-table.json and camera-NAME-chips.json are")
     rec.set_defaults(func=cmd_record)
 
-    b = bench.add_parser("replay", help="replay speed over the whole scenario corpus, as fast as possible")
-    b.add_argument("--corpus", default=str(CORPUS))
+    b = parsers.bench.add_parser("replay", help="replay speed over the whole scenario corpus, as fast as possible")
+    b.add_argument("--corpus", default=None, help="a folder of recordings (default: tests/recordings)")
     b.set_defaults(func=cmd_bench_replay)
 
 
-def _speed(text: str) -> float | None:
-    if text == "max":
-        return None
-    speed = float(text)
-    if speed <= 0:
-        raise SystemExit(f"--speed: must be 'max' or a positive number, not {text!r}")
-    return speed
-
-
-def cmd_simulate(args) -> int:
+def cmd_simulate(args: argparse.Namespace) -> int:
     from firmware_host.sim.simulate import ScriptError, simulate
     try:
         recording = simulate(Path(args.script).read_text(), table=args.table)
@@ -70,7 +69,7 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def cmd_replay(args) -> int:
+def cmd_replay(args: argparse.Namespace) -> int:
     from firmware_host.cli.display import describe
     from firmware_host.events import HandEnded, Irregularity
     from firmware_host.hil.recording import RecordingError, load
@@ -82,13 +81,14 @@ def cmd_replay(args) -> int:
         return 2
     out = open(args.events_out, "w") if args.events_out else None
 
-    def on_event(event):
+    def on_event(event: Event) -> None:
         if out:
             out.write(event.to_json() + "\n")
         if not args.quiet:
             print(describe(event, show_secrets=args.secrets), flush=True)
 
     started = time.monotonic()
+
     def progress(done: int, total: int) -> None:
         width = 40
         filled = width * done // total
@@ -101,7 +101,7 @@ def cmd_replay(args) -> int:
         return _replay_to_broker(recording, args, on_event)
     long = len(recording.lines) > 2000 and sys.stderr.isatty()
     with Replay(recording, profile=args.profile) as run:
-        run.run(speed=_speed(args.speed), on_event=on_event, on_progress=progress if long or args.progress else None)
+        run.run(speed=speed(args.speed), on_event=on_event, on_progress=progress if long or args.progress else None)
         events = run.events
     if out:
         out.close()
@@ -112,7 +112,7 @@ def cmd_replay(args) -> int:
     return 0
 
 
-def _replay_to_broker(recording, args, on_event) -> int:
+def _replay_to_broker(recording: Recording, args: argparse.Namespace, on_event: Callable[[Event], None]) -> int:
     """The recording as the source of the real service: journal, engine, outbox, MQTT to *args.broker*."""
     import tempfile
     from urllib.parse import urlparse
@@ -130,7 +130,7 @@ def _replay_to_broker(recording, args, on_event) -> int:
         with Replay(recording, profile=args.profile) as replay:
             try:
                 service.start()
-                service.feed_from(replay.stream(_speed(args.speed)))
+                service.feed_from(replay.stream(speed(args.speed)))
                 service.run(until_source_ends=True)
                 left = len(service.outbox)
             finally:
@@ -139,7 +139,7 @@ def _replay_to_broker(recording, args, on_event) -> int:
     return 1 if left else 0
 
 
-def cmd_record(args) -> int:
+def cmd_record(args: argparse.Namespace) -> int:
     """Record from the real devices: the shoe on serial, the MFRC522s on SPI, the console on GPIO."""
     import signal
     import tomllib
@@ -148,13 +148,14 @@ def cmd_record(args) -> int:
     from calibration.readers import ReaderConfigError, parse_readers
     from drivers.console import load_console_pins
     from drivers.zones import open_real
-
+    from firmware_host import data
     from firmware_host.service.recorder import Recorder, record_session
+    where = args.table_profile or data.DEMO_TABLE
     try:
-        text = Path(args.table_profile).read_text()
+        text = Path(args.table_profile).read_text() if args.table_profile else data.read_text(data.DEMO_TABLE)
         table = tomllib.loads(text)
-        readers = parse_readers(table, args.table_profile)
-        pins = load_console_pins(table, args.table_profile)
+        readers = parse_readers(table, where)
+        pins = load_console_pins(table, where)
         registry = Registry.from_directory(args.decks, in_play=args.in_play)
         if not registry.decks:
             raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
@@ -162,10 +163,10 @@ def cmd_record(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     decks = [{"deck": d.deck, "back": d.back, "cards": dict(d.cards)} for d in registry.decks.values()]
+    assert registry.in_play is not None       # a registry with decks has one in play
     recorder = Recorder(args.table, args.profile, text, decks, registry.in_play)
-    from firmware_host.cli.run import _open_cameras
     try:
-        cameras = _open_cameras(args.camera, Path(args.calibration), clock=recorder.now)
+        cameras = open_cameras(args.camera, Path(args.calibration), clock=recorder.now)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -189,11 +190,11 @@ def cmd_record(args) -> int:
     return 0
 
 
-def cmd_bench_replay(args) -> int:
+def cmd_bench_replay(args: argparse.Namespace) -> int:
     from firmware_host.events import HandEnded
     from firmware_host.hil.recording import load
     from firmware_host.hil.replay import Replay
-    recordings = sorted(p.parent for p in Path(args.corpus).glob("*/recording.json"))
+    recordings = sorted(p.parent for p in corpus(args.corpus, "tests/recordings", "--corpus").glob("*/recording.json"))
     table_s = wall = 0.0
     hands = events = 0
     for path in recordings:

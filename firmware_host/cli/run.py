@@ -1,22 +1,38 @@
-"""tablectl sub-commands for publishing: `run`, `bench mqtt`."""
+"""The controller: ``tablectl run``, and ``tablectl bench mqtt`` (its publishing path measured)."""
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import signal
+import statistics
 import sys
 import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from firmware_host.sim.broker import LocalMosquitto
+from firmware_host.cli.common import Parsers, open_cameras, percentile
+
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+    from multiprocessing.synchronize import Event as ProcessEvent
+
+    from firmware_host.events import Event
+    from firmware_host.mqtt.subscriber import Message, Subscriber
+    from firmware_host.observations import Observation
+    from firmware_host.service.devices import Devices
+    from firmware_host.service.service import Config
 
 
-def register(commands, bench, calibrate) -> None:
-    """Add this module's sub-commands to the ``tablectl`` parsers."""
-    run = commands.add_parser("run", help="run the table controller: observations -> engine -> MQTT")
-    run.add_argument("--config", required=True, help="TOML config (see hardware/mosquitto/table.example.toml)")
+def register(parsers: Parsers) -> None:
+    run = parsers.commands.add_parser("run", help="run the table controller: observations -> engine -> MQTT")
+    run.add_argument("--config", required=True,
+                     help="TOML config (example: hardware/mosquitto/table.example.toml, firmware_host/data/mosquitto)")
     run.add_argument("--source", default="demo", choices=["demo"], help="observation source (default: demo)")
     run.add_argument("--devices", default=None, metavar="TABLE_PROFILE",
-                     help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, console")
+                     help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, "
+                          "console")
     run.add_argument("--decks", default=None, help="with --devices: the deck registry directory")
     run.add_argument("--shoe", default="/dev/ttyACM0", help="with --devices: the shoe's serial port")
     run.add_argument("--camera", action="append", default=[], metavar="NAME=INDEX",
@@ -35,7 +51,7 @@ def register(commands, bench, calibrate) -> None:
     run.add_argument("--log-level", default="WARNING")
     run.set_defaults(func=cmd_run)
 
-    mqtt = bench.add_parser("mqtt", help="observation-to-subscriber latency, throughput, 200 tables at once")
+    mqtt = parsers.bench.add_parser("mqtt", help="observation-to-subscriber latency, throughput, 200 tables at once")
     mqtt.add_argument("--events", type=int, default=10_000, help="events for latency and throughput (>= 10000)")
     mqtt.add_argument("--rate", type=float, default=400.0, help="observations per second in the latency run")
     mqtt.add_argument("--tables", type=int, default=200)
@@ -45,7 +61,7 @@ def register(commands, bench, calibrate) -> None:
     mqtt.set_defaults(func=bench_mqtt)
 
 
-def cmd_run(args) -> int:
+def cmd_run(args: argparse.Namespace) -> int:
     from firmware_host.cli.display import describe
     from firmware_host.service.service import ConfigError, Service, demo_source, load_config
 
@@ -58,14 +74,15 @@ def cmd_run(args) -> int:
     out = open(args.events_out, "a", encoding="utf-8") if args.events_out else None
     lock = threading.Lock()
 
-    def on_payload(topic: str, payload: dict) -> None:
-        with lock:
-            out.write(json.dumps({"topic": topic, "payload": payload}, sort_keys=True) + "\n")
-            out.flush()
+    def on_payload(topic: str, payload: dict[str, Any]) -> None:
+        if out is not None:
+            with lock:
+                out.write(json.dumps({"topic": topic, "payload": payload}, sort_keys=True) + "\n")
+                out.flush()
 
-    devices = None
+    devices: Devices | None = None
 
-    def on_event(event) -> None:
+    def on_event(event: Event) -> None:
         if devices is not None:
             devices.show((event,))
         if args.print_events:
@@ -107,16 +124,14 @@ def cmd_run(args) -> int:
     return 0
 
 
-def _open_devices(args):
+def _open_devices(args: argparse.Namespace) -> Devices:
     """The real devices of ``--devices`` (a table profile) with the deck registry of ``--decks``."""
     import tomllib
-    from pathlib import Path
 
     from calibration.deck import Registry
     from calibration.readers import parse_readers
     from drivers.console import load_console_pins
     from drivers.zones import open_real
-
     from firmware_host.service.devices import Devices
 
     if not args.decks:
@@ -126,7 +141,7 @@ def _open_devices(args):
     if not registry.decks:
         raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
     readers = parse_readers(table, args.devices)
-    cameras = _open_cameras(args.camera, Path(args.calibration))
+    cameras = open_cameras(args.camera, Path(args.calibration))
     try:
         return Devices(shoe_port=args.shoe, registry=registry, readers=readers, chips=open_real(readers),
                        console_pins=load_console_pins(table, args.devices), cameras=cameras)
@@ -136,33 +151,7 @@ def _open_devices(args):
         raise
 
 
-def _open_cameras(specs: list[str], directory, clock=None):
-    """``--camera NAME=INDEX``: each camera opened with the calibration files of NAME in *directory*
-    (frames stamped by *clock*, by default the monotonic clock)."""
-    from drivers.camera import open_device
-
-    from firmware_host.vision.feed import CameraFeed, load_camera_calibration
-    feeds = []
-    try:
-        for spec in specs:
-            name, sep, index = spec.partition("=")
-            if not sep or not name or not index.isdigit():
-                raise ValueError(f"--camera expects NAME=INDEX (a V4L2 device number), not {spec!r}")
-            calib, models = load_camera_calibration(directory / f"camera-{name}-table.json",
-                                                    directory / f"camera-{name}-chips.json")
-            if calib.layout.camera != name:
-                raise ValueError(f"{directory / f'camera-{name}-table.json'}: calibrates camera "
-                                 f"{calib.layout.camera}, not {name}")
-            camera = open_device(int(index), tuple(calib.image_size), **({"clock": clock} if clock else {}))
-            feeds.append(CameraFeed(name, camera, calib, models))
-    except Exception:
-        for feed in feeds:
-            feed.close()
-        raise
-    return feeds
-
-
-def _recording_source(path: str, speed: float, skip: int):
+def _recording_source(path: str, speed: float, skip: int) -> Iterator[Observation]:
     """A recording's observations through the drivers (paced at *speed*, 0: flat out), the first *skip* dropped."""
     from firmware_host.hil.recording import load
     from firmware_host.hil.replay import Replay
@@ -175,55 +164,27 @@ def _recording_source(path: str, speed: float, skip: int):
 
 # -- bench mqtt -----------------------------------------------------------------------
 
-class _Recorder:
-    """A subscriber noting, per (table, event seq), the perf_counter time it first arrived."""
+class Arrivals:
+    """When each (table, event seq) first reached the bench's subscriber (its clock: perf_counter)."""
 
-    def __init__(self, port: int, topic: str) -> None:
-        import time
+    TOPIC = "pokerhall/v1/secure/table/+/event"
 
-        import paho.mqtt.client as mqtt
-
+    def __init__(self) -> None:
         self.first: dict[tuple[str, int], float] = {}
-        self.count = 0
-        self._lock = threading.Lock()
-        ready = threading.Event()
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-{time.monotonic_ns()}",
-                                  protocol=mqtt.MQTTv5)
-        self.client.max_inflight_messages_set(0)
 
-        def on_message(client, userdata, msg):
-            at = time.perf_counter()
-            body = json.loads(msg.payload)
-            key = (body["table"], body["event"]["seq"])
-            with self._lock:
-                self.count += 1
-                self.first.setdefault(key, at)
+    def note(self, message: Message) -> None:
+        self.first.setdefault((message.payload["table"], message.payload["event"]["seq"]), message.at)
 
-        self.client.on_message = on_message
-        self.client.on_subscribe = lambda *a: ready.set()
-        self.client.on_connect = lambda c, *a: c.subscribe(topic, qos=1)
-        self.client.connect("127.0.0.1", port, 30)
-        self.client.loop_start()
-        if not ready.wait(10):
-            raise RuntimeError("bench subscriber: no SUBACK")
-
-    def wait(self, expected: int, timeout: float) -> bool:
+    def subscribe(self, port: int) -> Subscriber:
+        """A subscriber to every table's secure events on the broker at *port*, noting here."""
         import time
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if len(self.first) >= expected:
-                return True
-            time.sleep(0.01)
-        return len(self.first) >= expected
 
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        from firmware_host.mqtt.subscriber import Subscriber
+        return Subscriber(port, [self.TOPIC], client_id=f"bench-{time.monotonic_ns()}", on_message=self.note,
+                          clock=time.perf_counter)
 
 
-def _bench_config(directory, port: int, table: str):
-    from pathlib import Path
-
+def _bench_config(directory: str | Path, port: int, table: str) -> Config:
     from firmware_host.service.service import parse_config
     return parse_config({"table": {"id": table, "profile": "000"},
                          "broker": {"host": "127.0.0.1", "port": port, "keepalive": 30},
@@ -232,12 +193,7 @@ def _bench_config(directory, port: int, table: str):
                          "commands": {"key": "bench-key-0123456789abcdef"}}, base=Path(directory))
 
 
-def _percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))]
-
-
-def _single_table(port: int, directory, events: int, rate: float) -> dict:
+def _single_table(port: int, directory: str, events: int, rate: float) -> dict[str, Any]:
     """Observations at *rate*/s (0: flat out) until *events* events; latency observation -> subscriber."""
     import os
     import time
@@ -246,7 +202,8 @@ def _single_table(port: int, directory, events: int, rate: float) -> dict:
 
     loops = events // 60 + 2
     os.makedirs(directory, exist_ok=True)
-    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    arrivals = Arrivals()
+    subscriber = arrivals.subscribe(port)
     service = Service(_bench_config(directory, port, "bench")).start()
     service.publisher.connected.wait(10)
     sent: dict[int, float] = {}
@@ -264,14 +221,15 @@ def _single_table(port: int, directory, events: int, rate: float) -> dict:
         if len(sent) >= events:
             break
     fed = time.perf_counter()
-    ok = rec.wait(len(sent), 120)
-    done = max(rec.first.values())
-    latencies = [(rec.first[("bench", seq)] - t) * 1000 for seq, t in sent.items() if ("bench", seq) in rec.first]
+    first = arrivals.first
+    ok = subscriber.wait_for(lambda _: len(first) >= len(sent), 120)
+    done = max(first.values())
+    latencies = [(first[("bench", seq)] - t) * 1000 for seq, t in sent.items() if ("bench", seq) in first]
     service.close()
-    rec.close()
-    return {"events": len(sent), "observations": n, "received": len(rec.first), "lost": len(sent) - len(rec.first),
-            "complete": ok, "median_ms": round(_percentile(latencies, 0.5), 3),
-            "p99_ms": round(_percentile(latencies, 0.99), 3), "max_ms": round(max(latencies), 3),
+    subscriber.close()
+    return {"events": len(sent), "observations": n, "received": len(first), "lost": len(sent) - len(first),
+            "complete": ok, "median_ms": round(statistics.median(latencies), 3),
+            "p99_ms": round(percentile(latencies, 99), 3), "max_ms": round(max(latencies), 3),
             "feed_s": round(fed - start, 3), "total_s": round(done - start, 3),
             "events_per_s": round(len(sent) / (done - start), 1)}
 
@@ -282,11 +240,10 @@ TABLES_PER_PROCESS = 50
 
 
 def _table_worker(port: int, directory: str, names: list[str], seconds: float, table_rate: float,
-                  go, results) -> None:
+                  go: ProcessEvent, results: Queue[tuple[str, Any]]) -> None:
     """One process of simulated tables: wait for *go*, feed for *seconds*, drain, report."""
     import logging
     import time
-    from pathlib import Path
 
     from firmware_host.service.service import Service, demo_source
 
@@ -319,13 +276,14 @@ def _table_worker(port: int, directory: str, names: list[str], seconds: float, t
     results.put(("done", report))
 
 
-def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: float) -> dict:
+def _many_tables(port: int, directory: str, tables: int, seconds: float, table_rate: float) -> dict[str, Any]:
     """*tables* controllers (spread over processes) publishing into one broker for *seconds*."""
     import multiprocessing
     import time
 
     ctx = multiprocessing.get_context("spawn")
-    rec = _Recorder(port, "pokerhall/v1/secure/table/+/event")
+    arrivals = Arrivals()
+    subscriber = arrivals.subscribe(port)
     go, results = ctx.Event(), ctx.Queue()
     names = [f"t{k + 1}" for k in range(tables)]
     groups = [names[i:i + TABLES_PER_PROCESS] for i in range(0, tables, TABLES_PER_PROCESS)]
@@ -340,44 +298,43 @@ def _many_tables(port: int, directory, tables: int, seconds: float, table_rate: 
     for p in procs:
         p.join(30)
     expected = sum(r["events"] for r in reports)
-    ok = rec.wait(expected, 60)
-    done = max(rec.first.values()) - start if rec.first else seconds
-    rec.close()
+    first = arrivals.first
+    ok = subscriber.wait_for(lambda _: len(first) >= expected, 60)
+    done = max(first.values()) - start if first else seconds
+    subscriber.close()
     n = sum(r["observations"] for r in reports)
     fed = max(r["fed_s"] for r in reports)
     return {"tables": tables, "processes": len(procs), "connected": connected, "seconds": round(fed, 2),
-            "observations": n, "events": expected, "received": len(rec.first), "lost": expected - len(rec.first),
+            "observations": n, "events": expected, "received": len(first), "lost": expected - len(first),
             "complete": ok, "unacked_at_end": sum(r["unacked"] for r in reports),
             "events_per_s": round(expected / done, 1), "observations_per_s": round(n / fed, 1)}
 
 
-def bench_mqtt(args) -> int:
+def bench_mqtt(args: argparse.Namespace) -> int:
     """``tablectl bench mqtt``: latency and throughput of one table, then many tables at once."""
     import logging
     import resource
     import tempfile
 
+    from firmware_host.sim.broker import LocalMosquitto
+
     logging.basicConfig(level=logging.ERROR)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     events = max(args.events, 10_000)
-    with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as tmp:
-        broker = LocalMosquitto(tmp)
-        try:
-            print(f"Mosquitto on 127.0.0.1:{broker.port}; each observation journaled (SQLite WAL, fsync), fed to "
-                  "the engine, its events written to the outbox (fsync), published QoS 1, received by a subscriber")
-            paced = _single_table(broker.port, f"{tmp}/paced", events, args.rate)
-            print(f"latency, {paced['events']} events at {args.rate:g} observations/s: median {paced['median_ms']} ms,"
-                  f" p99 {paced['p99_ms']} ms, max {paced['max_ms']} ms; lost {paced['lost']}")
-            flat = _single_table(broker.port, f"{tmp}/flat", events, 0)
-            print(f"throughput, {flat['events']} events flat out: {flat['events_per_s']} events/s sustained "
-                  f"(fed in {flat['feed_s']} s, all received after {flat['total_s']} s); lost {flat['lost']}")
-            many = _many_tables(broker.port, f"{tmp}/many", args.tables, args.seconds, args.table_rate)
-            print(f"{many['tables']} tables ({many['connected']} connected, {many['processes']} processes) for {many['seconds']} s at "
-                  f"{args.table_rate:g} observations/s each: {many['events']} events, {many['events_per_s']} "
-                  f"events/s; lost {many['lost']}")
-        finally:
-            broker.close()
+    with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as tmp, LocalMosquitto(tmp) as broker:
+        print(f"Mosquitto on 127.0.0.1:{broker.port}; each observation journaled (SQLite WAL, fsync), fed to "
+              "the engine, its events written to the outbox (fsync), published QoS 1, received by a subscriber")
+        paced = _single_table(broker.port, f"{tmp}/paced", events, args.rate)
+        print(f"latency, {paced['events']} events at {args.rate:g} observations/s: median {paced['median_ms']} ms,"
+              f" p99 {paced['p99_ms']} ms, max {paced['max_ms']} ms; lost {paced['lost']}")
+        flat = _single_table(broker.port, f"{tmp}/flat", events, 0)
+        print(f"throughput, {flat['events']} events flat out: {flat['events_per_s']} events/s sustained "
+              f"(fed in {flat['feed_s']} s, all received after {flat['total_s']} s); lost {flat['lost']}")
+        many = _many_tables(broker.port, f"{tmp}/many", args.tables, args.seconds, args.table_rate)
+        print(f"{many['tables']} tables ({many['connected']} connected, {many['processes']} processes) for "
+              f"{many['seconds']} s at {args.table_rate:g} observations/s each: {many['events']} events, "
+              f"{many['events_per_s']} events/s; lost {many['lost']}")
     result = {"bench": "mqtt", "latency": paced, "throughput": flat, "tables": many,
               "ok": paced["lost"] == 0 and flat["lost"] == 0 and many["lost"] == 0}
     print(json.dumps(result, sort_keys=True))

@@ -1,19 +1,61 @@
-"""tablectl sub-commands for the camera: `calibrate table`, `calibrate chips`, `bench vision`."""
+"""The chip cameras: ``tablectl calibrate table``, ``calibrate chips`` and ``bench vision``."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-LAYOUT = REPO / "hardware/camera/table8.toml"
-DATA = REPO / "tests/data/vision"
+from firmware_host.cli.common import Parsers, corpus, profile
+
+if TYPE_CHECKING:
+    from calibration.geometry import Layout
+
+EVALUATION_SET = "tests/data/vision"
 
 
-def _read(path: str):
+def register(parsers: Parsers) -> None:
+    table = parsers.calibrate.add_parser("table", help="a camera's geometry from the ArUco markers on the felt")
+    table.add_argument("--camera", help="camera name in the layout (default: the first)")
+    table.add_argument("--image", help="picture of the table from that camera (default: the test corpus's)")
+    table.add_argument("--layout", default=None,
+                       help="zone layout TOML (table mm; default: the shipped hardware/camera/table8.toml)")
+    table.add_argument("--out", help="calibration file (default camera-NAME-table.json)")
+    table.add_argument("--picture", help="annotated picture for the installer (default camera-NAME-table.jpg)")
+    table.set_defaults(func=cmd_calibrate_table)
+
+    chips = parsers.calibrate.add_parser("chips", help="colour model per denomination, from one picture of each")
+    chips.add_argument("--table", default="camera-right-table.json", help="file written by `calibrate table`")
+    chips.add_argument("--show", action="append", metavar="VALUE=IMAGE",
+                       default=None, help="a picture of chips of VALUE in the zones (repeat per denomination; "
+                       "default: the test corpus's)")
+    chips.add_argument("--zone", default=None, help="read the felt's colour in this zone (default: every chip zone)")
+    chips.add_argument("--profile", default="004", help="house profile whose chip set must be shown ('' = any)")
+    chips.add_argument("--out", help="colour file (default camera-NAME-chips.json)")
+    chips.add_argument("--picture", help="contact sheet (default camera-NAME-chips.jpg)")
+    chips.set_defaults(func=cmd_calibrate_chips)
+
+    vision = parsers.bench.add_parser("vision", help="chip counting on the committed evaluation set")
+    vision.add_argument("--data", default=None, help="the evaluation set (default: tests/data/vision)")
+    vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
+    vision.set_defaults(func=cmd_bench_vision)
+
+
+def _layout(given: str | None) -> Layout:
+    """``--layout``: a zone layout TOML, by default the shipped one (LayoutError names what is wrong)."""
+    from calibration import geometry
+    from firmware_host import data
+    if given:
+        return geometry.load_layout(given)
+    with data.path(data.CAMERA_LAYOUT) as path:
+        return geometry.load_layout(path)
+
+
+def _read(path: str | Path) -> np.ndarray:
     import cv2
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
@@ -21,20 +63,19 @@ def _read(path: str):
     return image
 
 
-def _camera(args):
+def _camera(args: argparse.Namespace) -> tuple[Layout, str]:
     """The layout and the camera's name (``--camera``, default the layout's first camera)."""
-    from calibration.geometry import load_layout
-    layout = load_layout(args.layout)
+    layout = _layout(args.layout)
     name = args.camera or layout.cameras[0].name
     layout.mount(name)  # LayoutError naming the cameras if there is no such camera
     return layout, name
 
 
-def expected_markers(layout, name: str) -> list[int]:
+def expected_markers(layout: Layout, name: str) -> list[int]:
     """The markers camera *name* should see from its nominal mount (whole, in the picture)."""
-    from firmware_host.sim.render import mount_camera
+    from calibration.mount import mount_camera
     camera, (w, h) = mount_camera(layout, name), layout.mount(name).size
-    out = []
+    out: list[int] = []
     for marker in layout.markers:
         uv = camera.project(np.hstack([marker.corners(), np.zeros((4, 1))]))
         if (uv >= 0).all() and (uv[:, 0] < w).all() and (uv[:, 1] < h).all():
@@ -42,14 +83,14 @@ def expected_markers(layout, name: str) -> list[int]:
     return out
 
 
-def cmd_calibrate_table(args) -> int:
+def cmd_calibrate_table(args: argparse.Namespace) -> int:
     """Markers -> camera; writes the calibration file and the annotated picture."""
     import cv2
 
     from calibration.geometry import CalibrationError, LayoutError, calibrate_table, draw_calibration, intrusions
     try:
         layout, name = _camera(args)
-        image = _read(args.image or DATA / f"table_{name}.jpg")
+        image = _read(corpus(args.image, f"{EVALUATION_SET}/table_{name}.jpg", "--image"))
         calib = calibrate_table(image, layout, name)
     except (LayoutError, CalibrationError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -70,9 +111,9 @@ def cmd_calibrate_table(args) -> int:
             a, b = calib.camera.project(np.array([[x, y, 0.0], [x, y, 10 * layout.chip_thickness]]))
             print(f"  {zone.name:6} chip {calib.chip_diameter_px(x, y):5.1f} px wide, "
                   f"{(a[1] - b[1]) / 10:.2f} px per chip layer")
-    for zone, what in intrusions(calib):
-        print(f"warning: {what} lies behind zone {zone} in this camera's view: a tall stack there would "
-              f"merge with it; move it in {args.layout}", file=sys.stderr)
+    for behind, what in intrusions(calib):
+        print(f"warning: {what} lies behind zone {behind} in this camera's view: a tall stack there would "
+              f"merge with it; move it in {args.layout or 'the layout (--layout)'}", file=sys.stderr)
     print(f"wrote {out} and {picture}")
     return 0
 
@@ -84,15 +125,13 @@ def _parse_show(text: str) -> tuple[int, str]:
     return int(value), path
 
 
-def cmd_calibrate_chips(args) -> int:
+def cmd_calibrate_chips(args: argparse.Namespace) -> int:
     """One picture per denomination (chips in the pot) -> colour models; refuses confusable sets."""
     import cv2
 
     from calibration.chips import ConfusableColours
     from calibration.geometry import draw_calibration, load_calibration
-
     from firmware_host.vision import counter as vision
-    from firmware_host.cli.main import _profile
     try:
         calib = load_calibration(args.table)
     except (OSError, ValueError) as exc:
@@ -100,10 +139,10 @@ def cmd_calibrate_chips(args) -> int:
         return 2
     name = calib.layout.camera
     if not args.show:
-        shows = sorted(DATA.glob(f"chips_{name}_*.jpg"), key=lambda p: int(p.stem.split("_")[-1]))
-        args.show = [f"{p.stem.split('_')[-1]}={p}" for p in shows]
+        pictures = corpus(None, EVALUATION_SET, "--show").glob(f"chips_{name}_*.jpg")
+        args.show = [f"{p.stem.split('_')[-1]}={p}" for p in sorted(pictures, key=lambda p: int(p.stem.split("_")[-1]))]
     shows = dict(_parse_show(s) for s in args.show)
-    expected = {c.value for c in _profile(args.profile).chips} if args.profile else set(shows)
+    expected = {c.value for c in profile(args.profile).chips} if args.profile else set(shows)
     if set(shows) != expected:
         print(f"error: the chip set of profile {args.profile} is {sorted(expected)}; shown {sorted(shows)}",
               file=sys.stderr)
@@ -126,7 +165,7 @@ def cmd_calibrate_chips(args) -> int:
         result = counter.count(image)
         for zc in result.zones.values():
             for st in zc.stacks:
-                u, v = calib.camera.project([[st.x, st.y, 0.0]])[0]
+                u, v = calib.camera.project(np.array([[st.x, st.y, 0.0]]))[0]
                 label = f"{st.count}x{st.value}" if st.value else "?"
                 cv2.putText(picture, label, (int(u) - 22, int(v) + 20), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
                             (255, 255, 255), 2, cv2.LINE_AA)
@@ -139,27 +178,26 @@ def cmd_calibrate_chips(args) -> int:
         sheet.append(cv2.resize(picture, (640, 360), interpolation=cv2.INTER_AREA))
     if len(sheet) % 2:
         sheet.append(sheet[0] * 0)
-    picture = args.picture or f"camera-{name}-chips.jpg"
-    cv2.imwrite(picture, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
+    contact_sheet = args.picture or f"camera-{name}-chips.jpg"
+    cv2.imwrite(contact_sheet, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
     print("edge bias (px a single chip's silhouette measures beyond its geometry): "
           + ", ".join(f"{v}: {b:+.2f}" for v, b in sorted(models.edge_bias.items())))
     print("inlay (how much brighter a chip's centre than its face; under "
           f"{vision.INLAY_MIN} its stacks are never counted against a card of their colour): "
           + ", ".join(f"{v}: {c:.2f}" for v, c in sorted(models.inlay.items())))
-    print(f"camera {name}: wrote {out} and {picture}")
+    print(f"camera {name}: wrote {out} and {contact_sheet}")
     return 0
 
 
-def evaluate(data: Path, frames: int = 3) -> dict:
+def evaluate(data: Path, frames: int = 3) -> dict[str, Any]:
     """Calibrate on the committed pictures, then count every evaluation frame; figures as a dict."""
     import cv2
 
-    from calibration.geometry import calibrate_table, load_layout
-
+    from calibration.geometry import calibrate_table
     from firmware_host.vision import counter as vision
     from firmware_host.vision.stability import Stability
     labels = json.loads((data / "labels.json").read_text())
-    layout = load_layout(LAYOUT)
+    layout = _layout(None)
     values = sorted(int(v) for v in labels["colours"])
     calibs, counters, models = {}, {}, {}
     for name in labels["cameras"]:  # each camera calibrated on its own pictures, as installed
@@ -172,7 +210,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     stable = stable_right = held_uncertain = arm_wrong = 0
     cards_right = cards = 0
     confusion = {t: {p: 0 for p in values + ["none"]} for t in values}
-    stability, previous, scene = None, None, None
+    stability, previous, scene = Stability(frames), None, None
     for frame, image in zip(labels["frames"], images):
         if (frame["camera"], frame["scene"]) != scene:
             scene, stability, previous = (frame["camera"], frame["scene"]), Stability(frames), None
@@ -190,7 +228,7 @@ def evaluate(data: Path, frames: int = 3) -> dict:
             visible += 1
             if stability.state(name) == "stable":
                 stable += 1
-                stable_right += sum(v * n for v, n in stability.reported(name)) == truth["amount"]
+                stable_right += sum(v * n for v, n in stability.reported(name) or ()) == truth["amount"]
             held_uncertain += stability.state(name) == "uncertain"
             uncertain += zc.status == "uncertain"
             blocked += zc.status == "occluded"
@@ -236,8 +274,8 @@ def evaluate(data: Path, frames: int = 3) -> dict:
     }
 
 
-def cmd_bench_vision(args) -> int:
-    figures = evaluate(Path(args.data), args.frames)
+def cmd_bench_vision(args: argparse.Namespace) -> int:
+    figures = evaluate(corpus(args.data, EVALUATION_SET, "--data"), args.frames)
     f = figures
     print(f"evaluation set:        {f['frames']} frames 1280x720 from {len(f['cameras'])} cameras "
           f"({', '.join(f['cameras'])}), {f['zone_frames_visible']} visible zone-frames, "
@@ -259,29 +297,3 @@ def cmd_bench_vision(args) -> int:
         print(f"  {t:>5} " + "".join(f"{row[c]:>7}" for c in cols))
     print(json.dumps(figures))
     return 0
-
-
-def register(commands, bench, calibrate) -> None:
-    """Add this module's sub-commands to the ``tablectl`` parsers."""
-    table = calibrate.add_parser("table", help="a camera's geometry from the ArUco markers on the felt")
-    table.add_argument("--camera", help="camera name in the layout (default: the first)")
-    table.add_argument("--image", help="picture of the table from that camera (default: the committed one)")
-    table.add_argument("--layout", default=str(LAYOUT), help="zone layout TOML (table mm)")
-    table.add_argument("--out", help="calibration file (default camera-NAME-table.json)")
-    table.add_argument("--picture", help="annotated picture for the installer (default camera-NAME-table.jpg)")
-    table.set_defaults(func=cmd_calibrate_table)
-
-    chips = calibrate.add_parser("chips", help="colour model per denomination, from one picture of each")
-    chips.add_argument("--table", default="camera-right-table.json", help="file written by `calibrate table`")
-    chips.add_argument("--show", action="append", metavar="VALUE=IMAGE",
-                       default=None, help="a picture of chips of VALUE in the zones (repeat per denomination)")
-    chips.add_argument("--zone", default=None, help="read the felt's colour in this zone (default: every chip zone)")
-    chips.add_argument("--profile", default="004", help="house profile whose chip set must be shown ('' = any)")
-    chips.add_argument("--out", help="colour file (default camera-NAME-chips.json)")
-    chips.add_argument("--picture", help="contact sheet (default camera-NAME-chips.jpg)")
-    chips.set_defaults(func=cmd_calibrate_chips)
-
-    vision = bench.add_parser("vision", help="chip counting on the committed evaluation set")
-    vision.add_argument("--data", default=str(DATA))
-    vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
-    vision.set_defaults(func=cmd_bench_vision)

@@ -1,4 +1,8 @@
-"""A throw-away Mosquitto on a free loopback port, for the demo and the benchmarks."""
+"""A throw-away Mosquitto on a loopback port, for the demo, the benchmarks and the tests.
+
+Its config, log and persistence live in one directory; it can run the shipped ACL and password
+file (``hardware/mosquitto/``) and serve TLS, and restarts on the same port.
+"""
 from __future__ import annotations
 
 import os
@@ -10,8 +14,8 @@ import time
 from pathlib import Path
 
 
-class BrokerMissing(RuntimeError):
-    """Mosquitto is not installed and could not be installed: the message says what to do."""
+class BrokerError(RuntimeError):
+    """Mosquitto is missing (and could not be installed) or did not start: the message says what to do."""
 
 
 def find_mosquitto(install: bool = True) -> str:
@@ -22,7 +26,7 @@ def find_mosquitto(install: bool = True) -> str:
     if install and shutil.which("apt-get"):
         prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
         if prefix and not shutil.which("sudo"):
-            raise BrokerMissing("Mosquitto is not installed; install it with: sudo apt-get install mosquitto")
+            raise BrokerError("Mosquitto is not installed; install it with: sudo apt-get install mosquitto")
         print("Mosquitto is not installed: installing it from the system packages (apt-get install mosquitto)...",
               flush=True)
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -31,46 +35,91 @@ def find_mosquitto(install: bool = True) -> str:
                               capture_output=True, text=True)
         if done.returncode == 0:
             return find_mosquitto(install=False)
-        raise BrokerMissing(f"Mosquitto could not be installed ({done.stderr.strip()[-200:]}); "
-                            "install it with: sudo apt-get install mosquitto")
-    raise BrokerMissing("Mosquitto is not installed; install it with: sudo apt-get install mosquitto")
+        raise BrokerError(f"Mosquitto could not be installed ({done.stderr.strip()[-200:]}); "
+                          "install it with: sudo apt-get install mosquitto")
+    raise BrokerError("Mosquitto is not installed; install it with: sudo apt-get install mosquitto")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 class LocalMosquitto:
-    """Mosquitto on 127.0.0.1 and a free port, anonymous, config and data in *directory*."""
+    """Mosquitto on 127.0.0.1:*port* (default: a free one), its config, log and data in *directory*.
 
-    def __init__(self, directory: str | Path, *, install: bool = True) -> None:
-        binary = find_mosquitto(install)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        conf = Path(directory) / "mosquitto.conf"
-        user = f"user {pwd.getpwuid(os.getuid()).pw_name}\n"     # as root, do not switch to 'mosquitto'
-        conf.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 1000000\n"
-                        f"max_inflight_messages 0\nmax_connections -1\n{user}")
-        self.proc = subprocess.Popen([binary, "-c", str(conf)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        end = time.monotonic() + 10
+    Anonymous unless *password_file*; *acl_file* as given; *persistence* keeps sessions and queued
+    messages across a restart; *tls* is (CA, certificate, key). :meth:`start` runs it (a ``with``
+    block too), :meth:`stop` ends it, :meth:`kill` kills it; it can start again on the same port.
+    """
+
+    def __init__(self, directory: str | Path, *, port: int | None = None, acl_file: Path | None = None,
+                 password_file: Path | None = None, persistence: bool = False,
+                 tls: tuple[Path, Path, Path] | None = None, install: bool = True) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.install = install
+        user = pwd.getpwuid(os.getuid()).pw_name     # as root, do not switch to 'mosquitto' (no access here)
+        lines = [f"listener {self.port} 127.0.0.1"]
+        if tls:
+            lines += [f"cafile {tls[0]}", f"certfile {tls[1]}", f"keyfile {tls[2]}"]
+        lines += [f"user {user}", "max_queued_messages 1000000", "max_inflight_messages 0", "max_connections -1",
+                  f"log_dest file {self.directory / 'mosquitto.log'}", "log_type error", "log_type warning",
+                  "log_type notice"]
+        lines += ["allow_anonymous false", f"password_file {password_file}"] if password_file else [
+            "allow_anonymous true"]
+        if acl_file:
+            lines += [f"acl_file {acl_file}"]
+        if persistence:
+            lines += ["persistence true", f"persistence_location {self.directory}/", "autosave_interval 1",
+                      "autosave_on_changes true"]
+        self.conf = self.directory / "mosquitto.conf"
+        self.conf.write_text("\n".join(lines) + "\n")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, timeout: float = 10.0) -> LocalMosquitto:
+        """Run the broker and wait until it accepts connections; :class:`BrokerError` if it cannot."""
+        if self.running:
+            return self
+        self.proc = subprocess.Popen([find_mosquitto(self.install), "-c", str(self.conf)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.monotonic() + timeout
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
+                return self
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > end:
-                    self.close()
-                    raise BrokerMissing(f"Mosquitto did not start on 127.0.0.1:{self.port}") from None
+                    self.stop()
+                    raise BrokerError(f"Mosquitto did not start on 127.0.0.1:{self.port} "
+                                      f"(see {self.directory / 'mosquitto.log'})") from None
                 time.sleep(0.05)
 
-    def close(self) -> None:
-        if self.proc.poll() is None:
+    def stop(self) -> None:
+        """End the broker (SIGTERM, then SIGKILL after 10 s). Idempotent."""
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self.kill()
+
+    def kill(self) -> None:
+        """Kill the broker at once, as a crash would."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
 
     def __enter__(self) -> LocalMosquitto:
-        return self
+        return self.start()
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -6,7 +6,14 @@ An engine-level session (observations, no raw streams) used by the engine tests.
 from __future__ import annotations
 
 from firmware_host.observations import (
-    CardEntered, ChipsInZone, ConsolePress, Declaration, MoveButton, Observation, SeatPresence, SetLevel,
+    CardEntered,
+    ChipsInZone,
+    ConsolePress,
+    Declaration,
+    MoveButton,
+    Observation,
+    SeatPresence,
+    SetLevel,
 )
 
 

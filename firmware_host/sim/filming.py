@@ -15,20 +15,20 @@ its own sensor noise (a live sensor never gives two equal frames).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from calibration.geometry import calibrate_table, load_layout
-
-from firmware_host.vision.feed import STABLE_FRAMES
+from calibration.geometry import CameraModel, Layout, calibrate_table, load_layout
+from firmware_host import data as package_data
 from firmware_host.hil.recording import CameraTrack
 from firmware_host.sim.render import Arm, Scene, Stack, apart, arm_mask, calibration_shows, mount_camera, render
 from firmware_host.vision.counter import learn_chips
+from firmware_host.vision.feed import STABLE_FRAMES
 
-LAYOUT = Path(__file__).resolve().parents[2] / "hardware" / "camera" / "table8.toml"
 FPS = 4                 # frames a second
 STABLE = STABLE_FRAMES  # still frames the Stability of a camera feed needs
 REACH_FRAMES = 3        # an arm is over a zone for this many frames while chips move
@@ -56,15 +56,20 @@ class Reach:
 class Film:
     """The chip zones' contents over time, the arms, and the cameras filming them."""
 
-    def __init__(self, colours: dict[int, str], fps: int = FPS, layout: str | Path = LAYOUT) -> None:
+    def __init__(self, colours: dict[int, str], fps: int = FPS, layout: str | Path | None = None) -> None:
+        """*layout*: the zone layout TOML (default: the shipped ``camera/table8.toml``)."""
         if not 1 <= fps <= 30:
             raise ValueError(f"camera frame rate {fps}: expected 1 to 30 frames a second")
-        self.layout = load_layout(layout)
+        if layout is None:
+            with package_data.path(package_data.CAMERA_LAYOUT) as shipped:
+                self.layout = load_layout(shipped)
+        else:
+            self.layout = load_layout(layout)
         self.fps, self.colours = fps, dict(colours)
         self.cameras: list[str] = []
         self.history: dict[str, list[tuple[float, tuple[tuple[int, int], ...]]]] = {}
         self.reaches: list[Reach] = []
-        self._placed: dict[tuple, tuple[Stack, ...]] = {}
+        self._placed: dict[tuple[str, tuple[tuple[int, int], ...]], tuple[Stack, ...]] = {}
         self._starts: dict[tuple[str, bool], tuple[float, float]] = {}
 
     # -- what the script does ----------------------------------------------------------
@@ -117,7 +122,7 @@ class Film:
         return self.reach_seconds
 
     # -- the pictures -----------------------------------------------------------------
-    def _views(self):
+    def _views(self) -> Iterator[tuple[Layout, CameraModel]]:
         for name in self.cameras:
             view = self.layout.view(name)
             yield view, mount_camera(view)
@@ -166,7 +171,7 @@ class Film:
                                  f"{view.camera}'s view")
 
     def _centre(self, zone: str) -> np.ndarray:
-        return np.mean(self.layout.zone(zone).polygon, axis=0).astype(float)
+        return np.array(np.mean(self.layout.zone(zone).polygon, axis=0), dtype=float)
 
     def _start(self, zone: str, dealer: bool) -> tuple[float, float]:
         """Where an arm over *zone* comes from: the dealer's side, or the seat's card area for a bet,
@@ -201,7 +206,8 @@ class Film:
         for view, camera in self._views():
             arms = tuple(self._arm(reach, t, start) for t in (0.0, 0.99))
             covered = arm_mask(Scene(arms=arms), camera, view.mount().size)
-            uv = camera.project(np.hstack([np.array(view.reference), np.zeros((len(view.reference), 1))]))
+            patch = view.mount().reference      # the view's reference patch
+            uv = camera.project(np.hstack([np.array(patch), np.zeros((len(patch), 1))]))
             (x0, y0), (x1, y1) = uv.min(0), uv.max(0)
             pad = x1 - x0
             box = covered[max(int(y0 - pad), 0):int(y1 + pad) + 1, max(int(x0 - pad), 0):int(x1 + pad) + 1]
@@ -241,19 +247,20 @@ class Film:
         learn_chips(calib, shows).save(directory / track.chips)
         self._video(directory / track.video, view, camera, track)
 
-    def _video(self, path: Path, view, camera, track: CameraTrack) -> None:
+    def _video(self, path: Path, view: Layout, camera: CameraModel, track: CameraTrack) -> None:
         size = view.mount(track.name).size
-        writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), self.fps, size)
+        writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"mp4v"), self.fps, size)
         if not writer.isOpened():
             raise RuntimeError(f"OpenCV cannot write mp4v to {path}")
-        last: tuple[Scene | None, np.ndarray | None] = (None, None)
+        shown: Scene | None = None
+        picture = np.zeros(0, np.float32)
         noise = np.random.default_rng(self.cameras.index(track.name))
         try:
             for t in track.times:
                 scene = self.scene(t)
-                if scene != last[0]:          # still frames: one rendering, new noise each
-                    last = (scene, render(scene, view, camera, size=size, seed=SEED).astype(np.float32))
-                frame = last[1] + noise.normal(0.0, NOISE, last[1].shape).astype(np.float32)
+                if scene != shown:          # still frames: one rendering, new noise each
+                    shown, picture = scene, render(scene, view, camera, size=size, seed=SEED).astype(np.float32)
+                frame = picture + noise.normal(0.0, NOISE, picture.shape).astype(np.float32)
                 writer.write(np.clip(frame, 0, 255).astype(np.uint8))
         finally:
             writer.release()

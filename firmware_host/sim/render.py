@@ -20,12 +20,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
 
-from calibration.geometry import CameraModel, Layout
+from calibration.geometry import CameraModel, Layout, Marker, Zone
+from calibration.mount import mount_camera
 
 __all__ = ["CHIP_COLOURS", "FELT", "HOUSE_004", "Arm", "Scene", "Stack", "apart", "calibration_shows", "mount_camera",
            "random_scene", "render", "sequence", "write_evaluation_set", "write_video", "zone_truth"]
@@ -40,6 +43,13 @@ RAIL = (30, 45, 70)
 SKIN = ((120, 150, 200), (90, 120, 170), (60, 85, 125), (150, 175, 215))
 SLEEVE = ((40, 40, 40), (160, 90, 40), (200, 200, 200), (60, 40, 120))
 SS = 2  # supersampling factor
+BGR = tuple[float, ...]
+
+
+def _gains(values: Iterable[float]) -> tuple[float, float, float]:
+    """Three light gains (B, G, R)."""
+    b, g, r = values
+    return b, g, r
 
 
 @dataclass(frozen=True)
@@ -76,14 +86,8 @@ class Scene:
     glare: tuple[float, float, float] = (0.0, 0.0, 0.0)  # (u, v) in 0..1 and strength
     blur: float = 0.6
     noise: float = 2.0
-    colours: dict = field(default_factory=dict)  # value -> colour name
+    colours: dict[int, str] = field(default_factory=dict)  # value -> colour name
     auto_exposure: bool = True  # the camera's exposure follows the light (False: fixed exposure)
-
-
-def mount_camera(layout: Layout, name: str | None = None) -> CameraModel:
-    """The camera *name* of the layout (the view's camera when None) as mounted: its nominal pose and lens."""
-    mount = layout.mount(name)
-    return CameraModel.looking_at(mount.position, mount.aim, mount.focal_px, mount.size)
 
 
 def _felt_outline(layout: Layout, n: int = 24) -> np.ndarray:
@@ -101,7 +105,7 @@ def _big(uv: np.ndarray) -> np.ndarray:
     return uv * SS + (SS - 1) / 2
 
 
-def _fill(img: np.ndarray, camera: CameraModel, pts3: np.ndarray, colour, convex: bool = True) -> None:
+def _fill(img: np.ndarray, camera: CameraModel, pts3: np.ndarray, colour: BGR, convex: bool = True) -> None:
     uv = np.round(_big(camera.project(pts3)) * 16).astype(np.int32)
     if convex:
         cv2.fillConvexPoly(img, uv, colour, cv2.LINE_AA, 4)
@@ -112,8 +116,8 @@ def _fill(img: np.ndarray, camera: CameraModel, pts3: np.ndarray, colour, convex
 def _warp_flat(img: np.ndarray, camera: CameraModel, picture: np.ndarray, corners_mm: np.ndarray) -> None:
     """Paste *picture* flat on the felt at *corners_mm* (TL, TR, BR, BL)."""
     h, w = picture.shape[:2]
-    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-    dst = np.float32(_big(camera.project(corners_mm)))
+    src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    dst = np.asarray(_big(camera.project(corners_mm)), np.float32)
     M = cv2.getPerspectiveTransform(src, dst)
     x, y, bw, bh = cv2.boundingRect(dst)
     x0, y0 = max(x - 2, 0), max(y - 2, 0)
@@ -131,7 +135,8 @@ def _warp_flat(img: np.ndarray, camera: CameraModel, picture: np.ndarray, corner
 
 def _marker_picture(layout: Layout, marker_id: int) -> np.ndarray:
     side = 240
-    marker = cv2.aruco.generateImageMarker(layout.aruco_dictionary(), marker_id, side)
+    dictionary = layout.aruco_dictionary()  # type: ignore[no-untyped-call]  # unannotated in calibration.geometry
+    marker = cv2.aruco.generateImageMarker(dictionary, marker_id, side)
     return cv2.cvtColor(marker, cv2.COLOR_GRAY2BGR)
 
 
@@ -149,7 +154,8 @@ def _card_picture(face_up: bool, rng: np.random.Generator) -> np.ndarray:
     return card
 
 
-def _stack(img: np.ndarray, camera: CameraModel, layout: Layout, stack: Stack, colour, rng) -> None:
+def _stack(img: np.ndarray, camera: CameraModel, layout: Layout, stack: Stack, colour: BGR,
+           rng: np.random.Generator) -> None:
     r, t = layout.chip_diameter / 2, layout.chip_thickness
     cam = camera.position()
     face = np.array(colour, np.float64)
@@ -184,9 +190,9 @@ def _stack(img: np.ndarray, camera: CameraModel, layout: Layout, stack: Stack, c
             _fill(img, camera, high, tuple(float(c) for c in face))
             for j in range(6):
                 a = rot + j * math.pi / 3
-                quad = [[cx + rr * math.cos(a + s), cy + rr * math.sin(a + s), z1]
-                        for rr, s in ((0.80 * r, -0.14), (r, -0.13), (r, 0.13), (0.80 * r, 0.14))]
-                _fill(img, camera, np.array(quad), spot)
+                notch = [[cx + rr * math.cos(a + s), cy + rr * math.sin(a + s), z1]
+                         for rr, s in ((0.80 * r, -0.14), (r, -0.13), (r, 0.13), (0.80 * r, 0.14))]
+                _fill(img, camera, np.array(notch), spot)
             inlay = tuple(float(c) for c in face * 0.55 + 235 * 0.45)
             _fill(img, camera, np.column_stack([cx + 0.45 * r * ring[:, 0], cy + 0.45 * r * ring[:, 1],
                                                 np.full(len(ring), z1)]), inlay)
@@ -205,7 +211,8 @@ def _arm(img: np.ndarray, camera: CameraModel, arm: Arm) -> None:
     _fill(img, camera, np.array(hand), SKIN[arm.skin % len(SKIN)])
 
 
-def render(scene: Scene, layout: Layout, camera: CameraModel, size=(1280, 720), seed: int = 0) -> np.ndarray:
+def render(scene: Scene, layout: Layout, camera: CameraModel, size: tuple[int, int] = (1280, 720),
+           seed: int = 0) -> np.ndarray:
     """The picture of *scene*: BGR uint8 of *size* (w, h)."""
     rng = np.random.default_rng(seed)
     w, h = size
@@ -218,7 +225,7 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size=(1280, 720), 
     for mount in layout.cameras:  # every camera's white reference patch
         _fill(img, camera, np.array(mount.reference), (235, 235, 235))
     for marker in layout.markers:
-        quiet = Marker_quiet(marker)
+        quiet = _quiet_zone(marker)
         _fill(img, camera, quiet, (240, 240, 240))
         _warp_flat(img, camera, _marker_picture(layout, marker.id), np.hstack([marker.corners(), np.zeros((4, 1))]))
     for name, face_up in scene.cards:
@@ -233,34 +240,36 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size=(1280, 720), 
         _stack(img, camera, layout, stack, CHIP_COLOURS[scene.colours[stack.value]], rng)
     for arm in scene.arms:
         _arm(img, camera, arm)
-    img = cv2.resize(img, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+    out: np.ndarray = cv2.resize(img, size, interpolation=cv2.INTER_AREA).astype(np.float32)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     vignette = 1 - 0.25 * (((xx - w / 2) / w) ** 2 + ((yy - h / 2) / h) ** 2)
-    img *= vignette[..., None]
-    unlit = float(img.mean())
-    img *= np.array(scene.light, np.float32)
+    out *= vignette[..., None]
+    unlit = float(out.mean())
+    out *= np.array(scene.light, np.float32)
     gu, gv, gs = scene.glare
     if gs:
-        img += gs * np.exp(-(((xx - gu * w) / (0.08 * w)) ** 2 + ((yy - gv * h) / (0.08 * w)) ** 2))[..., None]
+        out += gs * np.exp(-(((xx - gu * w) / (0.08 * w)) ** 2 + ((yy - gv * h) / (0.08 * w)) ** 2))[..., None]
     if scene.auto_exposure:  # the camera's auto exposure (libcamera's default): the frame's mean brightness
-        img *= float(np.clip(unlit / max(float(img.mean()), 1e-3), 0.6, 1.6))  # kept, within its range
+        out *= float(np.clip(unlit / max(float(out.mean()), 1e-3), 0.6, 1.6))  # kept, within its range
     if scene.blur:
-        img = cv2.GaussianBlur(img, (0, 0), scene.blur)
-    img += rng.normal(0, scene.noise, img.shape).astype(np.float32)
-    return np.clip(img, 0, 255).astype(np.uint8)
+        out = np.asarray(cv2.GaussianBlur(out, (0, 0), scene.blur))
+    out += rng.normal(0, scene.noise, out.shape).astype(np.float32)
+    picture: np.ndarray = np.clip(out, 0, 255).astype(np.uint8)
+    return picture
 
 
-def Marker_quiet(marker) -> np.ndarray:
+def _quiet_zone(marker: Marker) -> np.ndarray:
     """The white quiet zone around a marker (a quarter of its side on each edge)."""
     q = marker.size * 0.75
     return np.array([[marker.x - q, marker.y - q, 0], [marker.x + q, marker.y - q, 0],
                      [marker.x + q, marker.y + q, 0], [marker.x - q, marker.y + q, 0]])
 
 
-def _place(rng, zone, count: int, r: float, taken: list) -> list[tuple[float, float]]:
+def _place(rng: np.random.Generator, zone: Zone, count: int, r: float,
+           taken: list[tuple[float, float]]) -> list[tuple[float, float]]:
     xs = [p[0] for p in zone.polygon]
     ys = [p[1] for p in zone.polygon]
-    out = []
+    out: list[tuple[float, float]] = []
     for _ in range(200):
         if len(out) == count:
             break
@@ -281,13 +290,14 @@ def _box(stack: Stack, layout: Layout, camera: CameraModel) -> np.ndarray:
     return np.concatenate([uv.min(0), uv.max(0)])
 
 
-def apart(stacks, layout: Layout, camera: CameraModel, gap: float = 6.0) -> tuple[Stack, ...]:
+def apart(stacks: Iterable[Stack], layout: Layout, camera: CameraModel, gap: float = 6.0) -> tuple[Stack, ...]:
     """The stacks, dropping any whose silhouette would touch an earlier one's in the picture.
 
     The evaluation set keeps stacks apart as the camera sees them: the counter
     reads each stack's height from its own silhouette (see docs/vision.md).
     """
-    kept, boxes = [], []
+    kept: list[Stack] = []
+    boxes: list[np.ndarray] = []
     for stack in stacks:
         b = _box(stack, layout, camera)
         if all(b[0] > o[2] + gap or o[0] > b[2] + gap or b[1] > o[3] + gap or o[1] > b[3] + gap for o in boxes):
@@ -296,7 +306,7 @@ def apart(stacks, layout: Layout, camera: CameraModel, gap: float = 6.0) -> tupl
     return tuple(kept)
 
 
-def random_scene(rng: np.random.Generator, layout: Layout, colours: dict, max_stack: int = 12,
+def random_scene(rng: np.random.Generator, layout: Layout, colours: dict[int, str], max_stack: int = 12,
                  occupancy: float = 0.6, camera: CameraModel | None = None) -> Scene:
     """Random chips in the bet zones and the pot, random cards, under a random light (no arms)."""
     r = layout.chip_diameter / 2
@@ -313,21 +323,23 @@ def random_scene(rng: np.random.Generator, layout: Layout, colours: dict, max_st
     cards = tuple((z.name, bool(rng.random() < 0.3)) for z in layout.zones
                   if z.kind == "cards" and rng.random() < 0.5)
     level = rng.uniform(0.7, 1.25)
-    light = tuple(float(level * g) for g in rng.uniform(0.85, 1.15, 3))
+    light = _gains(float(level * g) for g in rng.uniform(0.85, 1.15, 3))
     glare = (float(rng.uniform(0.2, 0.8)), float(rng.uniform(0.2, 0.8)), float(rng.uniform(0, 45)))
     return Scene(tuple(stacks), cards, (), light, glare, float(rng.uniform(0.4, 1.1)),
                  float(rng.uniform(1.0, 4.0)), dict(colours))
 
 
-def arm_mask(scene: Scene, camera: CameraModel, size=(1280, 720)) -> np.ndarray:
+def arm_mask(scene: Scene, camera: CameraModel, size: tuple[int, int] = (1280, 720)) -> np.ndarray:
     """Where the arms of *scene* cover the picture (bool h x w): ground truth for occlusion."""
     img = np.zeros((size[1] * SS, size[0] * SS, 3), np.uint8)
     for arm in scene.arms:
         _arm(img, camera, dataclasses.replace(arm, skin=0, sleeve=0))
-    return cv2.resize(img, size, interpolation=cv2.INTER_AREA).max(-1) > 0
+    covered: np.ndarray = cv2.resize(img, size, interpolation=cv2.INTER_AREA).max(-1) > 0
+    return covered
 
 
-def zone_truth(scene: Scene, layout: Layout, camera: CameraModel, size=(1280, 720)) -> dict:
+def zone_truth(scene: Scene, layout: Layout, camera: CameraModel,
+               size: tuple[int, int] = (1280, 720)) -> dict[str, dict[str, Any]]:
     """Per chip zone: amount, chips (largest first), stacks and whether an arm is over it."""
     covered = arm_mask(scene, camera, size)
     out = {}
@@ -352,7 +364,7 @@ def zone_truth(scene: Scene, layout: Layout, camera: CameraModel, size=(1280, 72
     return out
 
 
-def _reach(rng: np.random.Generator, zone) -> tuple[np.ndarray, np.ndarray]:
+def _reach(rng: np.random.Generator, zone: Zone) -> tuple[np.ndarray, np.ndarray]:
     """Where an arm over *zone* comes from (beyond the rail) and the zone's centre."""
     centre = np.mean(zone.polygon, axis=0)
     start = centre * (1.9 if np.abs(centre).max() > 1 else 1) + rng.normal(0, 40, 2)
@@ -361,14 +373,14 @@ def _reach(rng: np.random.Generator, zone) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(start, (-1150, -700), (1150, 700)), centre
 
 
-def _arm_over(rng: np.random.Generator, zone, share: float) -> Arm:
+def _arm_over(rng: np.random.Generator, zone: Zone, share: float) -> Arm:
     start, centre = _reach(rng, zone)
     tx, ty = start + (centre - start) * share
     return Arm(float(start[0]), float(start[1]), float(tx), float(ty), float(rng.uniform(60, 130)),
                int(rng.integers(4)), int(rng.integers(4)))
 
 
-def sequence(rng: np.random.Generator, layout: Layout, colours: dict, frames: int = 10) -> list[Scene]:
+def sequence(rng: np.random.Generator, layout: Layout, colours: dict[int, str], frames: int = 10) -> list[Scene]:
     """A short scene of *frames* (at least 10): chips at rest (0-2); an arm over a chip zone adds a
     stack (3-5); rest (6); another arm passes over another zone (7); rest (8-)."""
     base = random_scene(rng, layout, colours)
@@ -384,7 +396,7 @@ def sequence(rng: np.random.Generator, layout: Layout, colours: dict, frames: in
     scenes = []
     for k in range(frames):
         stacks = base.stacks if k < 5 else after
-        flicker = tuple(float(g * rng.uniform(0.98, 1.02)) for g in base.light)
+        flicker = _gains(float(g * rng.uniform(0.98, 1.02)) for g in base.light)
         arm = (arms[k],) if k in arms else ()
         scenes.append(dataclasses.replace(base, stacks=stacks, arms=arm, light=flicker))
     return scenes
@@ -393,7 +405,7 @@ def sequence(rng: np.random.Generator, layout: Layout, colours: dict, frames: in
 HOUSE_004 = {50: "grey", 100: "red", 200: "green", 500: "blue", 1000: "black", 2000: "pink"}
 
 
-def calibration_shows(layout: Layout, colours: dict, seed: int = 7) -> dict[int, Scene]:
+def calibration_shows(layout: Layout, colours: dict[int, str], seed: int = 7) -> dict[int, Scene]:
     """One scene per denomination: single chips of it in the camera's chip zones (four in
     the pot, two in each bet zone), as the camera sees them apart."""
     rng = np.random.default_rng(seed)
@@ -408,7 +420,7 @@ def calibration_shows(layout: Layout, colours: dict, seed: int = 7) -> dict[int,
     shows = {}
     for value in sorted(colours):
         stacks = apart([Stack(float(x), float(y), value, 1) for x, y in spots], layout, camera)
-        light = tuple(float(g) for g in rng.uniform(0.9, 1.1, 3))
+        light = _gains(float(g) for g in rng.uniform(0.9, 1.1, 3))
         shows[value] = Scene(stacks=stacks, light=light, colours=dict(colours), noise=2.5)
     return shows
 
@@ -424,7 +436,7 @@ def write_evaluation_set(out: str, layout_path: str, scenes: int = 8, frames: in
     full = load_layout(layout_path)
     jpeg = [cv2.IMWRITE_JPEG_QUALITY, 85]
     rng = np.random.default_rng(seed)
-    labels = {"colours": {str(v): c for v, c in HOUSE_004.items()}, "frames_per_scene": frames,
+    labels: dict[str, Any] = {"colours": {str(v): c for v, c in HOUSE_004.items()}, "frames_per_scene": frames,
               "cameras": [c.name for c in full.cameras], "frames": []}
     for c, mount in enumerate(full.cameras):
         layout = full.view(mount.name)
@@ -451,7 +463,7 @@ def write_video(path: str, layout_path: str, camera_name: str = "right", seconds
     layout = load_layout(layout_path).view(camera_name)
     camera = mount_camera(layout)
     frames = int(seconds * fps)
-    writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"mp4v"), fps, layout.mount().size)
+    writer = cv2.VideoWriter(path, cv2.VideoWriter.fourcc(*"mp4v"), fps, layout.mount().size)
     if not writer.isOpened():
         raise RuntimeError(f"OpenCV cannot write mp4v to {path}")
     try:
@@ -461,7 +473,7 @@ def write_video(path: str, layout_path: str, camera_name: str = "right", seconds
         writer.release()
 
 
-def labels_text(labels: dict) -> str:
+def labels_text(labels: dict[str, Any]) -> str:
     """``labels.json``: one line per frame, so a diff shows which frames changed."""
     head = {k: v for k, v in labels.items() if k != "frames"}
     body = ",\n".join(json.dumps(frame, separators=(",", ":")) for frame in labels["frames"])

@@ -14,24 +14,35 @@ from __future__ import annotations
 import hashlib
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any, Literal, cast
 
 from calibration.deck import Deck
 from calibration.readers import parse_readers
 from drivers.console import load_console_pins
 from drivers.emulated.shoe import FAULTS, T_ACK, T_DRAW, T_FAULT, T_HEARTBEAT, T_HELLO, draw_body, frame
-
-from firmware_host.rules.chips import breakdown
-from firmware_host.sim.filming import FPS, Film
+from firmware_host import data as package_data
+from firmware_host.hil.recording import Recording, merge
 from firmware_host.observations import (
-    DECK, CardExposed, ChipsInZone, Declaration, MoveButton, Pause, Resolution, SeatPresence, SetLevel, VoidHand,
+    DECK,
+    CardExposed,
+    ChipsInZone,
+    Declaration,
+    Declared,
+    MoveButton,
+    Observation,
+    Pause,
+    Resolution,
+    SeatPresence,
+    SetLevel,
+    VoidHand,
     to_dict,
 )
+from firmware_host.rules.chips import breakdown
 from firmware_host.rules.profile import builtin_profile
-from firmware_host.hil.recording import Recording, merge
+from firmware_host.sim.filming import FPS, Film
 
-TABLES = Path(__file__).resolve().parents[2] / "hardware" / "tables"
 STEP = 0.6            # seconds between two script lines
 ROUND = 0.25          # seconds for one round of every zone reader
 HEARTBEAT = 1.0
@@ -54,7 +65,7 @@ class _Shoe:
 
     seq: int = -1
     host_seq: int = 0
-    lines: list[dict] = field(default_factory=list)
+    lines: list[dict[str, Any]] = field(default_factory=list)
     mangle: str | None = None
     quiet: list[tuple[float, float]] = field(default_factory=list)     # (from, to) without heartbeats
 
@@ -86,7 +97,7 @@ class Simulator:
     def __init__(self, table: str = "demo-1", table_profile: str = "demo-10", profile: str = "000"):
         self.t = 0.0
         self.table, self.profile = table, profile
-        self.table_text = (TABLES / f"{table_profile}.toml").read_text()
+        self.table_text = package_data.read_text(f"tables/{table_profile}.toml")     # shipped table profiles
         data = tomllib.loads(self.table_text)
         self.readers = parse_readers(data, f"{table_profile}.toml")
         self.pins = load_console_pins(data, f"{table_profile}.toml")
@@ -94,7 +105,7 @@ class Simulator:
         self.using = 0  # the deck the dealer deals from (the recording's in-play deck at the start)
         self.uid = dict(self.decks[0].cards)
         self.shoe = _Shoe()
-        self.lines: list[dict] = []
+        self.lines: list[dict[str, Any]] = []
         self.zone_of = {r.zone: r.id for r in self.readers.readers}
         self.contents: dict[str, set[str]] = {zone: set() for zone in self.zone_of}
         self.changes: list[tuple[float, str, frozenset[str]]] = []
@@ -107,7 +118,7 @@ class Simulator:
         self.shoe.send(0.05, T_HELLO, bytes((1, 1, 2, 3)) + (0x1234).to_bytes(4, "big"))
 
     # -- primitives ------------------------------------------------------
-    def _hall(self, obs) -> None:
+    def _hall(self, obs: Observation) -> None:
         self.lines.append({"t": round(self.t, 4), "s": "hall", "obs": to_dict(obs)})
 
     def draw(self, card: str, face_up: bool = False, uid: str | None = None) -> None:
@@ -141,6 +152,8 @@ class Simulator:
     def _film(self, over: list[tuple[str, dict[str, dict[int, int]]]], dealer: bool) -> None:
         """Arms reach over each zone in turn, changing the chips; then the camera is given time
         to see every zone still (its observations land before the next line)."""
+        if self.film is None:
+            raise ScriptError("chips move on camera only after a 'camera' line")
         for zone, changes in over:
             if zone.startswith("bet:") and not self.film.counted(zone):
                 raise ScriptError(f"{zone} is counted by no filmed camera ({', '.join(self.film.cameras)})")
@@ -159,11 +172,11 @@ class Simulator:
             if not line:
                 continue
             words = shlex.split(line)
-            verb = getattr(self, "do_" + words[0].replace("-", "_"), None)
+            verb = VERBS.get(words[0])
             if verb is None:
                 raise ScriptError(f"line {number}: unknown verb {words[0]!r}")
             try:
-                verb(*words[1:])
+                verb(self, *words[1:])
             except (TypeError, ValueError, KeyError) as exc:
                 raise ScriptError(f"line {number}: {line!r}: {exc}") from None
             self.t += STEP
@@ -292,10 +305,11 @@ class Simulator:
         self.press("floor")
 
     def do_declare(self, seat: str, declared: str, amount: str | None = None) -> None:
-        self._hall(Declaration(round(self.t, 4), int(seat), declared, int(amount) if amount else None))
+        said = cast(Declared, declared)      # checked by Declaration
+        self._hall(Declaration(round(self.t, 4), int(seat), said, int(amount) if amount else None))
 
     def do_resolve(self, by: str, decision: str, card: str | None = None) -> None:
-        self._hall(Resolution(round(self.t, 4), by, decision, card))
+        self._hall(Resolution(round(self.t, 4), cast(Literal["dealer", "td"], by), decision, card))  # checked there
 
     def do_void(self, hand: str, reason: str) -> None:
         self._hall(VoidHand(round(self.t, 4), int(hand), reason))
@@ -357,7 +371,7 @@ class Simulator:
         offset = index * ROUND / len(self.zone_of)
         return int((t - offset) // ROUND) + 1
 
-    def _polls(self) -> list[dict]:
+    def _polls(self) -> list[dict[str, Any]]:
         """Every reader's polls for a few rounds after each change of its antenna."""
         readers = list(self.zone_of.values())
         window = max(self.readers.enter_polls, self.readers.leave_polls) + 2
@@ -374,7 +388,7 @@ class Simulator:
             index = readers.index(reader)
             for slot in sorted(slots[reader]):
                 t = slot * ROUND + index * ROUND / len(readers)
-                present = frozenset()
+                present: frozenset[str] = frozenset()
                 for when, uids in history:
                     if when <= t:
                         present = uids
@@ -397,10 +411,45 @@ class Simulator:
                          self.decks[0].deck, lines, cameras=self.film.tracks(self.t + 1.0) if self.film else [])
 
     @staticmethod
-    def _deck_dict(deck: Deck) -> dict:
+    def _deck_dict(deck: Deck) -> dict[str, Any]:
         return {"deck": deck.deck, "back": deck.back, "cards": dict(deck.cards)}
 
 
-def simulate(script: str, **kwargs) -> Recording:
+VERBS: dict[str, Callable[..., None]] = {
+    "profile": Simulator.do_profile,
+    "camera": Simulator.do_camera,
+    "seat": Simulator.do_seat,
+    "leave": Simulator.do_leave,
+    "level": Simulator.do_level,
+    "button": Simulator.do_button,
+    "hand": Simulator.do_hand,
+    "deal": Simulator.do_deal,
+    "draw": Simulator.do_draw,
+    "to": Simulator.do_to,
+    "take": Simulator.do_take,
+    "push": Simulator.do_push,
+    "sweep": Simulator.do_sweep,
+    "fold": Simulator.do_fold,
+    "burn": Simulator.do_burn,
+    "board": Simulator.do_board,
+    "confirm": Simulator.do_confirm,
+    "misdeal": Simulator.do_misdeal,
+    "floor": Simulator.do_floor,
+    "declare": Simulator.do_declare,
+    "resolve": Simulator.do_resolve,
+    "void": Simulator.do_void,
+    "pause": Simulator.do_pause,
+    "wait": Simulator.do_wait,
+    "expose": Simulator.do_expose,
+    "foreign": Simulator.do_foreign,
+    "usedeck": Simulator.do_usedeck,
+    "otherdeck": Simulator.do_otherdeck,
+    "shoe": Simulator.do_shoe,
+    "reader": Simulator.do_reader,
+}
+"""The script's verbs (docs/scenarios.md): each line is ``VERB ARGS...``."""
+
+
+def simulate(script: str, **kwargs: str) -> Recording:
     """The recording a table makes of *script*."""
     return Simulator(**kwargs).run(script)

@@ -1,0 +1,103 @@
+"""``tablectl demo``: the shipped recorded session replayed through the drivers into the controller,
+published to a real Mosquitto on loopback; the events printed as a subscriber receives them."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from typing import TYPE_CHECKING
+
+from firmware_host import events as ev
+from firmware_host.cli.common import Parsers, speed
+from firmware_host.cli.display import describe
+from firmware_host.mqtt.subscriber import Message
+
+if TYPE_CHECKING:
+    from firmware_host.hil.recording import Recording
+
+
+def register(parsers: Parsers) -> None:
+    demo = parsers.commands.add_parser(
+        "demo", help="replay a recorded session (three hands, two irregularities) and show the events")
+    demo.add_argument("--profile", default=None, help="override the house-rules profile: 000..004")
+    demo.add_argument("--speed", default="1", help="1 = real time (default), N times, or 'max'")
+    demo.add_argument("--secrets", action="store_true", help="show hole and burn cards (surveillance view)")
+    demo.set_defaults(func=cmd_demo)
+
+
+class Viewer:
+    """The demo's screen: each event printed once, as it arrives (QoS 1 delivers at least once)."""
+
+    def __init__(self, show_secrets: bool) -> None:
+        self.show_secrets = show_secrets
+        self.events: list[ev.Event] = []
+
+    def show(self, message: Message) -> None:
+        body = message.payload["event"]
+        try:
+            event = ev.from_dict(body)
+        except (KeyError, TypeError, ValueError):
+            print(f"   {body.get('kind')}: {json.dumps(body, ensure_ascii=False)}", flush=True)
+            return
+        if any(seen.seq == event.seq for seen in self.events):
+            return
+        self.events.append(event)
+        print(describe(event, show_secrets=self.show_secrets), flush=True)
+
+    def has_seen(self, events: int, hands: int) -> bool:
+        """At least *events* events, and the end of *hands* hands."""
+        return len(self.events) >= events and sum(isinstance(e, ev.HandEnded) for e in self.events) >= hands
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from firmware_host import data
+    from firmware_host.hil.recording import load
+    from firmware_host.sim.broker import BrokerError, LocalMosquitto
+
+    factor = speed(args.speed)          # a bad --speed is refused before the broker starts
+    with data.path(data.DEMO_SESSION) as session, tempfile.TemporaryDirectory(prefix="tablectl-demo-") as tmp:
+        recording = load(session)
+        broker = LocalMosquitto(tmp)
+        try:
+            broker.start()
+        except BrokerError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        try:
+            print(f"Mosquitto on 127.0.0.1:{broker.port}; replaying {recording.duration:.0f} s of a session at "
+                  f"table {recording.table} (house rules {args.profile or recording.profile}) at speed "
+                  f"{args.speed}", flush=True)
+            viewer = _session(broker.port, recording, args, factor, tmp)
+        finally:
+            broker.stop()
+    ended = [e for e in viewer.events if isinstance(e, ev.HandEnded)]
+    if ended:
+        last = ended[-1]
+        print("results: " + "  ".join(f"seat {s}: {st}" for s, st in sorted(zip(last.seats, last.stacks))))
+    return 0
+
+
+def _session(port: int, recording: Recording, args: argparse.Namespace, factor: float | None, tmp: str) -> Viewer:
+    """The controller service publishing the replayed *recording* to the broker on *port*, a viewer
+    subscribed to the public events (all of them with ``--secrets``)."""
+    from firmware_host.hil.replay import Replay
+    from firmware_host.mqtt.contract import Topics
+    from firmware_host.mqtt.subscriber import Subscriber
+    from firmware_host.service.service import Service, local_config
+
+    topics = Topics(recording.table)
+    viewer = Viewer(args.secrets)
+    with Subscriber(port, [topics.secure_event if args.secrets else topics.event],
+                    client_id="tablectl-demo-viewer", on_message=viewer.show) as subscriber:
+        service = Service(local_config(recording.table, args.profile or recording.profile, "127.0.0.1", port, tmp))
+        try:
+            with Replay(recording) as replay:
+                service.start()
+                service.feed_from(replay.stream(factor))
+                service.run(until_source_ends=True)
+            engine = service.engine
+            subscriber.wait_for(lambda _: viewer.has_seen(engine.seq if args.secrets else 1, engine.hand_number), 10)
+        finally:
+            service.close()
+    return viewer
