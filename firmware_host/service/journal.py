@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 from firmware_host import observations as obs_mod
 from firmware_host.observations import Observation
