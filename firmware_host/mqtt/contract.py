@@ -167,28 +167,24 @@ def verify(payload: Mapping[str, Any], key: bytes) -> bool:
 
 _CARD = {"type": "string", "pattern": "^[2-9TJQKA][cdhs]$"}
 _PUBLIC_CARD = {"type": "string", "pattern": "^([2-9TJQKA][cdhs]|XX)$"}
+_SCALARS: dict[object, str] = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
 def _json_type(hint: object, name: str, secure: bool) -> JsonObject:
+    """The JSON Schema of field *name* of type *hint*: a card by its pattern, masked (``XX``) unless *secure*."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         options = [_json_type(a, name, secure) for a in typing.get_args(hint)]
         return {"anyOf": options}
-    if hint is type(None):
-        return {"type": "null"}
     if origin is tuple:
         item = typing.get_args(hint)[0]
         if item is str and name == "cards":
             return {"type": "array", "items": _CARD if secure else _PUBLIC_CARD}
         return {"type": "array", "items": _json_type(item, "", secure)}
-    if hint is bool:
-        return {"type": "boolean"}
-    if hint is int:
-        return {"type": "integer"}
-    if hint is float:
-        return {"type": "number"}
-    if hint is str:
-        return _CARD if name == "card" else {"type": "string"}
+    if hint is str and name == "card":
+        return _CARD
+    if hint in _SCALARS:
+        return {"type": _SCALARS[hint]}
     raise ContractError(f"no JSON type for {hint!r}")
 
 
