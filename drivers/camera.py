@@ -10,7 +10,7 @@ Every camera is closable and a context manager.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import cv2
 import numpy as np
@@ -38,13 +38,13 @@ class Camera:
             self._capture.release()
             self.closed = True
 
-    def __enter__(self) -> "Camera":
+    def __enter__(self) -> Camera:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
         while (item := self.read()) is not None:
             yield item
 

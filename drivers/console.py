@@ -15,15 +15,19 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from gpiozero import LED, Button, Buzzer
 
 from firmware_host.events import Event, HandEnded, Irregularity, IrregularityResolved
-from firmware_host.observations import ConsolePress
+from firmware_host.observations import ConsoleButton, ConsolePress
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory
 
 log = logging.getLogger(__name__)
 
-BUTTONS = ("new-hand", "confirm", "misdeal", "floor")
+BUTTONS: tuple[ConsoleButton, ...] = ("new-hand", "confirm", "misdeal", "floor")
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class ConsolePins:
                 raise ValueError(f"console: GPIO{pin} is not a usable BCM pin (2-27)")
 
 
-def load_console_pins(table: Mapping, file: str = "table profile") -> ConsolePins:
+def load_console_pins(table: Mapping[str, Any], file: str = "table profile") -> ConsolePins:
     """The ``[console]`` table of a table profile (parsed TOML); errors name the file and key."""
     console = table.get("console")
     if not isinstance(console, Mapping):
@@ -84,19 +88,21 @@ class Console:
     """The dealer console. ``on_press`` receives each :class:`ConsolePress`."""
 
     def __init__(self, pins: ConsolePins, on_press: Callable[[ConsolePress], None], *,
-                 clock: Callable[[], float] = time.monotonic, pin_factory=None, bounce_time: float | None = 0.02,
-                 blink: bool = True, on_edge: Callable[[int, int, float], None] | None = None):
+                 clock: Callable[[], float] = time.monotonic, pin_factory: Factory | None = None,
+                 bounce_time: float | None = 0.02, blink: bool = True,
+                 on_edge: Callable[[int, int, float], None] | None = None) -> None:
         self._clock = clock
         self._on_press = on_press
         self._on_edge = on_edge
         self._blink = blink            # False for replays: steady outputs, no timer threads
-        self._devices = []
+        self._devices: list[Any] = []         # gpiozero devices, closed in reverse order
         self.alert = False
         self.asking: frozenset[str] = frozenset()  # the zones the dealer is asked to look at
-        self.chips_led = None
+        self.chips_led: LED | None = None
         try:
-            self._buttons = {}
-            for name, pin in pins.buttons.items():
+            self._buttons: dict[ConsoleButton, Button] = {}
+            for name in BUTTONS:
+                pin = pins.buttons[name]
                 button = Button(pin, bounce_time=bounce_time, pin_factory=pin_factory)
                 button.when_pressed = lambda _b=None, name=name, pin=pin: self._pressed(name, pin)
                 if on_edge is not None:       # recording: the release edge too (buttons are active low)
@@ -114,7 +120,7 @@ class Console:
             self.close()
             raise
 
-    def _pressed(self, name: str, pin: int) -> None:
+    def _pressed(self, name: ConsoleButton, pin: int) -> None:
         t = self._clock()
         if self._on_edge is not None:
             self._on_edge(pin, 0, t)
@@ -156,5 +162,5 @@ class Console:
     def __enter__(self) -> Console:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -22,10 +22,14 @@ import logging
 import math
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING
 
 from drivers.spi import Transport
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory
 
 __all__ = [
     "MFRC522", "ChipFault", "ReadError", "Rx", "Tag", "Scan", "crc_a", "bcc", "KNOWN_VERSIONS",
@@ -124,7 +128,7 @@ def crc_a(data: bytes) -> bytes:
     return bytes((crc & 0xFF, crc >> 8))
 
 
-def bcc(uid4: bytes) -> int:
+def bcc(uid4: bytes | bytearray) -> int:
     """The block check character of 4 UID bytes (their XOR)."""
     return uid4[0] ^ uid4[1] ^ uid4[2] ^ uid4[3]
 
@@ -147,7 +151,7 @@ class MFRC522:
     """
 
     def __init__(self, transport: Transport, *, reset_pin: int | str | None = None,
-                 pin_factory=None, timeout_us: int = 1000, irq_poll_us: int = 100,
+                 pin_factory: Factory | None = None, timeout_us: int = 1000, irq_poll_us: int = 100,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         if not 100 <= timeout_us <= 1_600_000:
             raise ValueError(f"timeout_us {timeout_us} out of 100..1600000")
@@ -424,8 +428,8 @@ class MFRC522:
                 self._reset.close()
                 self._reset = None
 
-    def __enter__(self) -> "MFRC522":
+    def __enter__(self) -> MFRC522:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -24,13 +24,23 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
+from calibration.deck import Lookup
 from firmware_host.observations import (
-    CardEntered, DeviceFault, DeviceRecovered, ForeignCard, Observation, WrongBackCard,
+    CardEntered,
+    DeviceFault,
+    DeviceRecovered,
+    ForeignCard,
+    Observation,
+    WrongBackCard,
 )
+
+if TYPE_CHECKING:
+    from serial import SerialBase
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +198,16 @@ class FrameDecoder:
 
 # -- the protocol session (functional core) ----------------------------------------
 
+class DeckLookup(Protocol):
+    """What the session asks of the decks (:class:`calibration.deck.Registry`): what a tag is.
+
+    A registry that also has ``draw(uid)`` is asked that instead: a card drawn from the
+    shoe may choose the deck in play (002 C.1).
+    """
+
+    def lookup(self, uid: str) -> Lookup: ...
+
+
 class ShoeSession:
     """The host side of the protocol, without I/O.
 
@@ -197,14 +217,15 @@ class ShoeSession:
     *registry* has ``draw(uid)`` (or only ``lookup(uid)``; ``calibration.deck.Registry``).
     """
 
-    def __init__(self, registry, *, heartbeat_timeout: float = HEARTBEAT_TIMEOUT, device: str = DEVICE):
+    def __init__(self, registry: DeckLookup, *, heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
+                 device: str = DEVICE) -> None:
         if heartbeat_timeout <= 0:
             raise ValueError(f"heartbeat_timeout must be positive, not {heartbeat_timeout!r}")
         self.registry = registry
         self.device = device
         self.heartbeat_timeout = heartbeat_timeout
         self.decoder = FrameDecoder()
-        self.hello: dict | None = None
+        self.hello: dict[str, int | str] | None = None
         self.malformed = self.duplicates = self.gaps = self.reconnects = self.acks_sent = 0
         self.draws = 0
         self._last: tuple[int, int] | None = None        # (type, seq) of the last accepted reliable frame
@@ -325,17 +346,22 @@ class ShoeSession:
             return [DeviceFault(t, self.device, "unreadable-card", "a card left the shoe but no tag was read")]
         uid = body[1:1 + n].hex().upper()
         try:
-            found = self.registry.draw(uid) if hasattr(self.registry, "draw") else self.registry.lookup(uid)
-            if found.kind not in ("card", "wrong-back", "foreign"):
-                raise ValueError(f"lookup gave {found!r}")
+            return [self._identify(uid, t, face)]
         except Exception as exc:    # noqa: BLE001 -- the registry is another module: its bug must not stop us
             log.exception("shoe: deck lookup of %s failed", uid)
             return [DeviceFault(t, self.device, "bad-lookup", f"{uid}: {exc}")]
-        if found.kind == "card":
-            return [CardEntered(t, self.device, found.card, face)]
-        if found.kind == "wrong-back":
-            return [WrongBackCard(t, self.device, found.card, found.deck)]
-        return [ForeignCard(t, self.device, uid)]
+
+    def _identify(self, uid: str, t: float, face: bool | None) -> Observation:
+        """The card drawn, by the registry's answer for tag *uid*; ValueError for an answer that is none."""
+        registry = self.registry
+        found: Lookup = registry.draw(uid) if hasattr(registry, "draw") else registry.lookup(uid)
+        if found.kind == "foreign":
+            return ForeignCard(t, self.device, uid)
+        if found.kind == "card" and found.card is not None:
+            return CardEntered(t, self.device, found.card, face)
+        if found.kind == "wrong-back" and found.card is not None and found.deck is not None:
+            return WrongBackCard(t, self.device, found.card, found.deck)
+        raise ValueError(f"lookup gave {found!r}")
 
     def _fault(self, frame: Frame, t: float) -> list[Observation]:
         body = frame.body
@@ -357,9 +383,9 @@ Chunk = tuple[float, bytes]
 class _Delivery:
     """Observations to a callback, or to a queue read by ``get()`` / iteration."""
 
-    def __init__(self, on_observation: Callable[[Observation], None] | None):
+    def __init__(self, on_observation: Callable[[Observation], None] | None) -> None:
         self._callback = on_observation
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[Observation] = queue.Queue()
         self._closed = threading.Event()
 
     def deliver(self, observations: Iterable[Observation]) -> None:
@@ -394,11 +420,11 @@ class Shoe(_Delivery):
     when only the clock produced an observation), the input of :class:`ShoeReplay`.
     """
 
-    def __init__(self, port: str, registry, *, baudrate: int = BAUDRATE,
+    def __init__(self, port: str, registry: DeckLookup, *, baudrate: int = BAUDRATE,
                  on_observation: Callable[[Observation], None] | None = None,
                  clock: Callable[[], float] = time.monotonic, heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
                  backoff: tuple[float, float] = (0.1, 2.0), read_timeout: float = 0.05,
-                 recorder: Callable[[float, bytes], None] | None = None):
+                 recorder: Callable[[float, bytes], None] | None = None) -> None:
         if not isinstance(baudrate, int) or baudrate <= 0:
             raise ValueError(f"baudrate must be a positive integer, not {baudrate!r}")
         if not 0 < backoff[0] <= backoff[1]:
@@ -411,7 +437,7 @@ class Shoe(_Delivery):
         self._backoff = backoff
         self._read_timeout = read_timeout
         self._recorder = recorder
-        self._serial = None
+        self._serial: SerialBase | None = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"shoe:{port}", daemon=True)
         self._thread.start()
@@ -433,13 +459,13 @@ class Shoe(_Delivery):
         if self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "Shoe":
+    def __enter__(self) -> Shoe:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _open(self):
+    def _open(self) -> SerialBase:
         import serial
         return serial.serial_for_url(self.port_name, baudrate=self.baudrate, timeout=self._read_timeout,
                                      write_timeout=0.5)
@@ -474,7 +500,7 @@ class Shoe(_Delivery):
                     self.deliver(obs)
                     continue
                 try:
-                    self._step()
+                    self._step(self._serial)
                 except Exception as exc:    # noqa: BLE001 -- sorted below; nothing may kill the reader
                     if not isinstance(exc, (serial.SerialException, OSError)):
                         log.exception("shoe: internal error, the bytes read were dropped")
@@ -490,8 +516,7 @@ class Shoe(_Delivery):
         finally:
             self._close_port()
 
-    def _step(self) -> None:
-        port = self._serial
+    def _step(self, port: SerialBase) -> None:
         data = port.read(port.in_waiting or 1)
         t = self._clock()
         with self._lock:
@@ -522,7 +547,8 @@ class ShoeReplay:
     record format (``list[(t, bytes)]``); acks are computed and discarded.
     """
 
-    def __init__(self, chunks: Iterable[Chunk], registry, *, heartbeat_timeout: float = HEARTBEAT_TIMEOUT):
+    def __init__(self, chunks: Iterable[Chunk], registry: DeckLookup, *,
+                 heartbeat_timeout: float = HEARTBEAT_TIMEOUT) -> None:
         self._chunks = chunks
         self.session = ShoeSession(registry, heartbeat_timeout=heartbeat_timeout)
         self._closed = False
@@ -542,10 +568,10 @@ class ShoeReplay:
     def close(self) -> None:
         self._closed = True
 
-    def __enter__(self) -> "ShoeReplay":
+    def __enter__(self) -> ShoeReplay:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -558,7 +584,7 @@ def save_chunks(path: str | Path, chunks: Iterable[Chunk]) -> None:
 
 def load_chunks(path: str | Path) -> list[Chunk]:
     """Read what :func:`save_chunks` wrote; ValueError naming the file and line if it is not that."""
-    chunks = []
+    chunks: list[Chunk] = []
     with open(path, encoding="utf-8") as fp:
         for number, line in enumerate(fp, 1):
             if not line.strip():

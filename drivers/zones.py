@@ -21,16 +21,28 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from os import PathLike
-from typing import Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from calibration.readers import ReaderTable
+from drivers.mfrc522 import MFRC522, ChipFault, ReadError, Scan
 from firmware_host.observations import (
-    DECK, CardEntered, CardLeft, DeviceFault, DeviceRecovered, ForeignCard, Observation, WrongBackCard,
+    DECK,
+    CardEntered,
+    CardLeft,
+    DeviceFault,
+    DeviceRecovered,
+    ForeignCard,
+    Observation,
+    WrongBackCard,
 )
 
-from drivers.mfrc522 import MFRC522, ChipFault, ReadError, Scan
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory
+
+    from drivers.emulated.mfrc522 import MFRC522Emulator, VirtualClock
 
 __all__ = [
     "PollRecord", "ZoneTracker", "ZoneReaders", "Chip", "Lookup",
@@ -62,13 +74,13 @@ class PollRecord:
     truncated: bool = False
     duration: float = 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["uids"] = list(self.uids)
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "PollRecord":
+    def from_dict(cls, data: object) -> PollRecord:
         """The record written by :meth:`to_dict`; ValueError naming the problem otherwise."""
         if not isinstance(data, dict):
             raise ValueError(f"a poll record is an object, not {type(data).__name__}")
@@ -118,8 +130,8 @@ class ZoneTracker:
         self.counts: Counter[str] = Counter()
 
     @classmethod
-    def for_table(cls, table: ReaderTable, lookup: Lookup, **kwargs) -> "ZoneTracker":
-        return cls(table.zones, table.enter_polls, table.leave_polls, lookup, **kwargs)
+    def for_table(cls, table: ReaderTable, lookup: Lookup, errors_for_fault: int = 5) -> ZoneTracker:
+        return cls(table.zones, table.enter_polls, table.leave_polls, lookup, errors_for_fault)
 
     def present(self, reader: str) -> dict[str, str | None]:
         """UID -> card of the tags that have entered on *reader* and not left."""
@@ -180,25 +192,32 @@ class ZoneTracker:
 
     def _enter(self, t: float, state: _Zone, uid: str) -> Observation:
         try:
-            found = self.lookup(uid)
-            kind, card, deck = _classify(found)
-            if card is not None and card not in DECK:
-                raise ValueError(f"lookup gave {found!r}, not a card")
+            kind, obs = self._identify(t, state.zone, uid)
         except Exception as exc:  # the registry is another module: its bug must not stop the table
             self.counts["bad-lookup"] += 1
             log.error("deck lookup of %s failed: %s", uid, exc)
             state.entered[uid] = None
             return DeviceFault(t, f"reader:{state.zone}", "bad-lookup", f"{uid}: {exc}")
         self.counts[kind] += 1
-        state.entered[uid] = card if kind == "card" else None     # only our deck's cards leave
+        state.entered[uid] = obs.card if isinstance(obs, CardEntered) else None     # only our deck's cards leave
+        return obs
+
+    def _identify(self, t: float, zone: str, uid: str) -> tuple[str, Observation]:
+        """The kind of tag *uid* is and the observation it makes; ValueError for a lookup's answer that is none."""
+        found = self.lookup(uid)
+        kind, card, deck = _classify(found)
+        if kind == "foreign":
+            return kind, ForeignCard(t, zone, uid)
+        if card is None or card not in DECK:
+            raise ValueError(f"lookup gave {found!r}, not a card")
         if kind == "card":
-            return CardEntered(t, state.zone, card)
-        if kind == "wrong-back":
-            return WrongBackCard(t, state.zone, card, deck)
-        return ForeignCard(t, state.zone, uid)
+            return kind, CardEntered(t, zone, card)
+        if deck is None:
+            raise ValueError(f"lookup gave {found!r}: a wrong-back card without its deck")
+        return kind, WrongBackCard(t, zone, card, deck)
 
 
-def _classify(found) -> tuple[str, str | None, str | None]:
+def _classify(found: object) -> tuple[str, str | None, str | None]:
     """(kind, card, deck) of a lookup's answer: a card code, None, ``(card, ...)``, or an
     object with ``kind``/``card``/``deck`` (:class:`calibration.deck.Lookup`)."""
     if found is None:
@@ -211,7 +230,7 @@ def _classify(found) -> tuple[str, str | None, str | None]:
     if kind == "foreign":
         return "foreign", None, None
     if kind in ("card", "wrong-back"):
-        return kind, found.card, getattr(found, "deck", None)
+        return kind, getattr(found, "card", None), getattr(found, "deck", None)
     raise ValueError(f"lookup gave {found!r}: expected a card, None or a deck Lookup")
 
 
@@ -295,10 +314,10 @@ class ZoneReaders:
             except Exception as exc:
                 log.warning("closing reader %s: %s", reader_id, exc)
 
-    def __enter__(self) -> "ZoneReaders":
+    def __enter__(self) -> ZoneReaders:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- inside ---------------------------------------------------------------------------
@@ -348,8 +367,8 @@ class ZoneReaders:
 
 # -- backends ----------------------------------------------------------------------------
 
-def open_real(table: ReaderTable, *, pin_factory=None, sleep: Callable[[float], None] = time.sleep,
-              irq_poll_us: int = 100) -> dict[str, MFRC522]:
+def open_real(table: ReaderTable, *, pin_factory: Factory | None = None,
+              sleep: Callable[[float], None] = time.sleep, irq_poll_us: int = 100) -> dict[str, MFRC522]:
     """The table's MFRC522s on spidev (imported here) with gpiozero reset pins; closed again on error."""
     from drivers.spi import SpidevTransport
 
@@ -370,8 +389,9 @@ def open_real(table: ReaderTable, *, pin_factory=None, sleep: Callable[[float], 
     return chips
 
 
-def open_emulated(table: ReaderTable, clock, *, overhead_s: float = 0.0, pin_factory=None,
-                  irq_poll_us: int = 100):
+def open_emulated(table: ReaderTable, clock: VirtualClock, *, overhead_s: float = 0.0,
+                  pin_factory: Factory | None = None,
+                  irq_poll_us: int = 100) -> tuple[dict[str, MFRC522], dict[str, MFRC522Emulator]]:
     """The table's readers as the real driver over emulated chips sharing the virtual *clock*.
 
     Returns ``(chips, emulators)``: reader id -> :class:`MFRC522`, zone -> emulator
@@ -379,7 +399,8 @@ def open_emulated(table: ReaderTable, clock, *, overhead_s: float = 0.0, pin_fac
     """
     from drivers.emulated.mfrc522 import EmulatedTransport, MFRC522Emulator
 
-    chips, emulators = {}, {}
+    chips: dict[str, MFRC522] = {}
+    emulators: dict[str, MFRC522Emulator] = {}
     for r in table.readers:
         emu = MFRC522Emulator(clock)
         emulators[r.zone] = emu
@@ -402,7 +423,7 @@ def save_records(path: str | PathLike[str], records: Iterable[PollRecord]) -> No
             f.write(json.dumps(rec.to_dict()) + "\n")
 
 
-def load_records(path: str | PathLike[str], counts: Counter | None = None) -> list[PollRecord]:
+def load_records(path: str | PathLike[str], counts: Counter[str] | None = None) -> list[PollRecord]:
     """Read JSON-lines poll records; a bad line is logged, counted (``bad-record``) and skipped."""
     records = []
     with open(path, encoding="utf-8") as f:

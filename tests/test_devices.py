@@ -14,12 +14,11 @@ from drivers.console import load_console_pins
 from drivers.emulated.mfrc522 import VirtualClock
 from drivers.emulated.shoe import SimShoe
 from drivers.zones import open_emulated
-from firmware_host.sim.broker import LocalMosquitto
-from firmware_host.service.devices import Devices
 from firmware_host.observations import MoveButton, SeatPresence, SetLevel
+from firmware_host.service.devices import Devices
 from firmware_host.service.service import Service, load_config
+from firmware_host.sim.broker import LocalMosquitto
 from firmware_host.sim.simulate import demo_deck
-
 from mqtt_helpers import Subscriber, write_config
 
 TABLE = Path(__file__).parents[1] / "hardware" / "tables" / "demo-10.toml"
@@ -82,9 +81,9 @@ def _camera_over(tmp_path, scenes, name="right", clock=None):
 
     from calibration.geometry import calibrate_table, load_layout
     from drivers.camera import open_replay
+    from firmware_host.sim.render import HOUSE_004, mount_camera, render
     from firmware_host.vision import counter as vision
     from firmware_host.vision.feed import CameraFeed
-    from firmware_host.sim.render import HOUSE_004, mount_camera, render
     data = Path(__file__).parent / "data" / "vision"
     layout = load_layout(Path(__file__).parents[1] / "hardware" / "camera" / "table8.toml").view(name)
     calib = calibrate_table(cv2.imread(str(data / f"table_{name}.jpg")), layout)

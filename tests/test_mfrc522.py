@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drivers import mfrc522 as m
-from drivers.mfrc522 import MFRC522, ChipFault, ReadError, crc_a, read_address, write_address
 from drivers.emulated.mfrc522 import BIT_S, FDT_S, EmulatedTransport, MFRC522Emulator, VirtualClock
+from drivers.mfrc522 import MFRC522, ChipFault, ReadError, crc_a, read_address, write_address
 from drivers.spi import SpidevTransport
 
 NTAG = "04A1B2C3D4E580"           # 7-byte NXP UID (NTAG / Ultralight): cascade level 2

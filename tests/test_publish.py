@@ -7,14 +7,15 @@ import re
 import time
 
 import pytest
-from mqtt_helpers import KEY, Broker, Subscriber, dedupe, free_port, write_config
 
 from firmware_host.mqtt import contract as mc
-from firmware_host.sim.demo import script
-from firmware_host.rules.engine import HandEngine
+from firmware_host.mqtt.public_view import PublicView
 from firmware_host.observations import OBSERVATION_TYPES, CardEntered
+from firmware_host.rules.engine import HandEngine
 from firmware_host.rules.profile import builtin_profile
-from firmware_host.service.service import ConfigError, PublicView, Service, demo_source, load_config, parse_config
+from firmware_host.service.service import ConfigError, Service, demo_source, load_config, parse_config
+from firmware_host.sim.demo import script
+from mqtt_helpers import KEY, Broker, Subscriber, dedupe, free_port, write_config
 
 PUB, SEC = mc.Topics("t1").event, mc.Topics("t1").secure_event
 RUN = re.compile(r"\(((?:[2-9TJQKA][cdhs])+)\)")
@@ -168,7 +169,8 @@ def test_hole_card_in_an_irregularity_is_masked_on_public_topics():
     view = PublicView()
     engine = HandEngine(builtin_profile("000"), "t1")
     obs = script()
-    events = [e for o in obs[:obs.index(next(o for o in obs if isinstance(o, CardEntered))) + 4] for e in engine.feed(o)]
+    first_card = obs.index(next(o for o in obs if isinstance(o, CardEntered)))
+    events = [e for o in obs[:first_card + 4] for e in engine.feed(o)]
     for e in events:
         view.apply(e)
     hole = next(e for e in events if e.KIND == "hole-card-dealt")

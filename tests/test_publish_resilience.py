@@ -10,11 +10,10 @@ import threading
 import time
 from pathlib import Path
 
-from mqtt_helpers import Broker, Proxy, Subscriber, dedupe, write_config
-from test_publish import PUB, SEC, assert_no_secret_on_public, expected_streams
-
 from firmware_host.mqtt import contract as mc
 from firmware_host.service.service import Service, demo_source, load_config
+from mqtt_helpers import Broker, Proxy, Subscriber, dedupe, write_config
+from test_publish import PUB, SEC, assert_no_secret_on_public, expected_streams
 
 TABLECTL = Path(sys.executable).with_name("tablectl")
 

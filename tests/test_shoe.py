@@ -14,13 +14,26 @@ import pytest
 
 from calibration.deck import Deck, Registry
 from drivers.emulated import shoe as shoe_sim
+from drivers.emulated.shoe import SimShoe
 from drivers.shoe import (
-    FrameDecoder, Shoe, ShoeReplay, ShoeSession, cobs_decode, cobs_encode, crc16, encode_frame, load_chunks,
+    FrameDecoder,
+    Shoe,
+    ShoeReplay,
+    ShoeSession,
+    cobs_decode,
+    cobs_encode,
+    crc16,
+    encode_frame,
+    load_chunks,
     save_chunks,
 )
-from drivers.emulated.shoe import SimShoe
 from firmware_host.observations import (
-    DECK, CardEntered, DeviceFault, DeviceRecovered, ForeignCard, WrongBackCard,
+    DECK,
+    CardEntered,
+    DeviceFault,
+    DeviceRecovered,
+    ForeignCard,
+    WrongBackCard,
 )
 
 SPEC = Path(__file__).resolve().parents[1] / "hardware/shoe-protocol.md"

@@ -1,7 +1,8 @@
 """Fuzzing the shoe's frame decoder and session: nothing escapes, counters stay consistent."""
 import random
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from calibration.deck import Deck, Registry
 from drivers.emulated import shoe as shoe_sim

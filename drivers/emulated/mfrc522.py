@@ -35,6 +35,8 @@ FC = 13.56e6
 BIT_S = 128 / FC          # one bit at 106 kbit/s: 9.44 us
 FDT_S = 1236 / FC         # frame delay time PCD -> PICC (n = 9, last bit 1): 91.2 us
 INJECTABLE = ("parity", "protocol", "crc", "bcc", "silent", "overflow")
+INJECTED_ERRORS = {"parity": m.PARITY_ERR, "protocol": m.PROTOCOL_ERR, "overflow": m.BUFFER_OVFL}
+"""The ErrorReg bits an injected error sets (the others: no answer, a bad BCC or CRC)."""
 
 
 class VirtualClock:
@@ -226,7 +228,7 @@ class MFRC522Emulator:
         self.fifo = bytearray()
         self._pending: _Pending | None = None
         self._powered_at = self.clock() + 40e-6     # PowerDown reads 1 until the oscillator runs
-        self._field_at = None
+        self._field_at: float | None = None
         for tag in self.tags:
             tag.reset()
 
@@ -353,7 +355,7 @@ class MFRC522Emulator:
             position = align + collision + 1
             error |= m.COLL_ERR
             coll = m.COLL_POS_NOT_VALID if position > 32 else (position & 0x1F)
-        error |= {"parity": m.PARITY_ERR, "protocol": m.PROTOCOL_ERR, "overflow": m.BUFFER_OVFL}.get(injected, 0)
+        error |= INJECTED_ERRORS.get(injected, 0) if injected is not None else 0
         self._pending = _Pending(now + tx_s + FDT_S + rx_s, m.RX_IRQ | m.TX_IRQ, _pack(received, align),
                                  error, coll, (align + length) % 8)
 

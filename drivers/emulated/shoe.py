@@ -20,12 +20,14 @@ import select
 import threading
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
 T_HELLO, T_HEARTBEAT, T_DRAW, T_FAULT, T_ACK = 1, 2, 3, 4, 0x81
-FACES = {"unknown": 0, None: 0, "down": 1, False: 1, "up": 2, True: 2}
+Face = str | bool | None
+"""How a card left the shoe: ``unknown``/``down``/``up`` (or None/False/True)."""
+FACES: dict[Face, int] = {"unknown": 0, None: 0, "down": 1, False: 1, "up": 2, True: 2}
 FAULTS = {"reader-error": 1, "antenna-open": 2, "optical-sensor-error": 3, "card-jam": 4,
           "queue-overflow": 5, "low-voltage": 6}
 
@@ -58,7 +60,7 @@ def frame(kind: int, seq: int, body: bytes = b"") -> bytes:
     return cobs(raw + bytes((crc >> 8, crc & 0xFF))) + b"\x00"
 
 
-def unframe(wire: bytes) -> tuple[int, int, bytes] | None:
+def unframe(wire: bytes | bytearray) -> tuple[int, int, bytes] | None:
     """(type, seq, body) of one wire frame without its delimiter, or None if it is not valid."""
     raw, i = bytearray(), 0
     while i < len(wire):
@@ -74,7 +76,7 @@ def unframe(wire: bytes) -> tuple[int, int, bytes] | None:
     return raw[0], raw[1], bytes(raw[2:-2])
 
 
-def draw_body(uid: bytes | str | None, face="unknown") -> bytes:
+def draw_body(uid: bytes | str | None, face: Face = "unknown") -> bytes:
     """The body of a draw: *uid* (bytes or hex; None or b"" for an unreadable card) and the face flag."""
     uid = bytes.fromhex(uid) if isinstance(uid, str) else (uid or b"")
     if len(uid) not in (0, 4, 7):
@@ -117,7 +119,7 @@ class _SerialLink:
 
     def read(self, timeout: float) -> bytes:
         self.port.timeout = timeout
-        return self.port.read(max(1, self.port.in_waiting))
+        return bytes(self.port.read(max(1, self.port.in_waiting)))
 
     def close(self) -> None:
         self.port.close()
@@ -130,7 +132,8 @@ class SimShoe:
     *on_sent* (if given) is called with ``(kind, seq, t)`` after each frame is written.
     """
 
-    def __init__(self, link: int | str, *, shoe_id: int = 0x1234, firmware=(1, 2, 3), heartbeat: float = 1.0,
+    def __init__(self, link: int | str, *, shoe_id: int = 0x1234, firmware: tuple[int, int, int] = (1, 2, 3),
+                 heartbeat: float = 1.0,
                  resend: float = 0.25, baudrate: int = 115200, hello: bool = True,
                  clock: Callable[[], float] = time.monotonic,
                  on_sent: Callable[[int, int, float], None] | None = None):
@@ -159,7 +162,7 @@ class SimShoe:
 
     # -- what the test or demo asks of the shoe ----------------------------------------
 
-    def draw(self, uid: bytes | str | None, face="unknown") -> None:
+    def draw(self, uid: bytes | str | None, face: Face = "unknown") -> None:
         """A card leaves the shoe: queue its draw (``face``: unknown/down/up)."""
         body = draw_body(uid, face)
         with self._lock:
@@ -209,10 +212,10 @@ class SimShoe:
         self._thread.join(timeout=5)
         self._link.close()
 
-    def __enter__(self) -> "SimShoe":
+    def __enter__(self) -> SimShoe:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- the firmware loop -----------------------------------------------------------------

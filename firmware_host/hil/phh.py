@@ -11,19 +11,28 @@ with the record's ``finishing_stacks``.
 from __future__ import annotations
 
 import gzip
+import io
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pokerkit import HandHistory
 
-from firmware_host.rules.chips import breakdown
-from firmware_host.rules.engine import HandEngine
 from firmware_host.events import ActionTaken, Event, HandEnded, PotAwarded
 from firmware_host.observations import (
-    DECK, CardEntered, ChipsInZone, ConsolePress, MoveButton, Observation, SeatPresence, SetLevel,
+    DECK,
+    CardEntered,
+    ChipsInZone,
+    ConsolePress,
+    MoveButton,
+    Observation,
+    SeatPresence,
+    SetLevel,
 )
+from firmware_host.rules.chips import breakdown
+from firmware_host.rules.engine import HandEngine
 from firmware_host.rules.profile import Profile
 
 PHH_CHIPS = (1, 5, 25, 100, 500, 1000, 5000, 25000)
@@ -48,11 +57,11 @@ class Expected:
 def load(path: str | Path) -> list[HandHistory]:
     """Every hand of a ``.phh`` or ``.phhs`` file (optionally ``.gz``), through pokerkit's parser."""
     name = str(path)
-    opener = gzip.open if name.endswith(".gz") else open
-    with opener(path, "rb") as fp:
-        if name.removesuffix(".gz").endswith(".phhs"):
-            return list(HandHistory.load_all(fp))
-        return [HandHistory.load(fp)]
+    data = Path(path).read_bytes()
+    fp = io.BytesIO(gzip.decompress(data) if name.endswith(".gz") else data)
+    if name.removesuffix(".gz").endswith(".phhs"):
+        return list(HandHistory.load_all(fp))
+    return [HandHistory.load(fp)]
 
 
 def _cards(text: str) -> list[str]:
@@ -74,7 +83,7 @@ def _chips(amount: int, split: bool) -> tuple[tuple[int, int], ...]:
     return pairs
 
 
-def _merge(*groups) -> dict[int, int]:
+def _merge(*groups: Iterable[tuple[int, int]]) -> dict[int, int]:
     counts: dict[int, int] = {}
     for group in groups:
         for value, count in group:
@@ -107,6 +116,8 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
     if hh.variant != "NT":
         raise PhhError(f"variant {hh.variant!r}: the table plays No-Limit Texas Hold'em ('NT') only")
     n = len(hh.starting_stacks)
+    if hh.blinds_or_straddles is None:
+        raise PhhError("the hand has no blinds")
     blinds = list(hh.blinds_or_straddles)
     if any(blinds[2:]) or (n > 2 and blinds[:2] != sorted(blinds[:2])):
         raise PhhError("straddles are not played at this table")
@@ -126,14 +137,15 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
     say = lines.append
     t = 0.0
 
-    def add(o_type, *args, **kwargs):
+    def add(o_type: Callable[..., Observation], *args: Any, **kwargs: Any) -> None:
         nonlocal t
         t += 1.0
         obs.append(o_type(t, *args, **kwargs))
 
-    names = [(p or f"p{i + 1}").replace(" ", "_") for i, p in enumerate(hh.players or [None] * n)]
+    players: list[str | None] = list(hh.players) if hh.players else [None] * n
+    names = [(p or f"p{i + 1}").replace(" ", "_") for i, p in enumerate(players)]
     for i, seat in enumerate(seats):
-        add(SeatPresence, seat, True, player=(hh.players or [None] * n)[i], stack=hh.starting_stacks[i])
+        add(SeatPresence, seat, True, player=players[i], stack=hh.starting_stacks[i])
         say(f"seat {seat} {names[i]} {hh.starting_stacks[i]}")
     add(SetLevel, sb, bb, ante, bb_ante)
     say(f"level {sb} {bb}" + (f" ante {ante}" if ante else "") + (f" bba {bb_ante}" if bb_ante else ""))
@@ -143,7 +155,7 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
     hand_line = len(lines)
     say("hand")
 
-    used = set()
+    used: set[str] = set()
     for action in hh.actions:
         parts = action.split()
         if parts[:2] in (["d", "dh"], ["d", "db"]):
@@ -281,6 +293,8 @@ def verify_hand(number: int, hh: HandHistory, profile: Profile) -> Verdict:
     ended = [e for e in events if isinstance(e, HandEnded)]
     if not ended:
         return Verdict(number, False, False, "the hand did not end", tuple(events))
+    if hh.finishing_stacks is None:
+        return Verdict(number, False, False, "the record has no finishing stacks", tuple(events))
     stacks = dict(zip(ended[-1].seats, ended[-1].stacks))
     final = [stacks[s] for s in range(1, len(hh.finishing_stacks) + 1)]
     record = list(hh.finishing_stacks)

@@ -26,11 +26,15 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 FORMAT = "pokertable.recording"
 VERSION = 1
 STREAMS = ("shoe", "reader", "gpio", "hall", "camera")
 CAMERA_FILES = ("video", "frames", "table", "chips")     # the files of one camera, keys of a ``cameras`` entry
+
+Line = dict[str, Any]
+"""One line of ``streams.jsonl``: ``t``, ``s`` and the stream's fields."""
 
 
 class RecordingError(ValueError):
@@ -51,7 +55,7 @@ class CameraTrack:
     frames: str = ""
     table: str = ""
     chips: str = ""
-    write: Callable[[Path, "CameraTrack"], None] | None = field(default=None, compare=False, repr=False)
+    write: Callable[[Path, CameraTrack], None] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         defaults = {"video": f"camera-{self.name}.mp4", "frames": f"camera-{self.name}.jsonl",
@@ -60,7 +64,7 @@ class CameraTrack:
             if not getattr(self, key):
                 setattr(self, key, default)
 
-    def entry(self) -> dict:
+    def entry(self) -> dict[str, str]:
         """The track's entry in the manifest's ``cameras``."""
         return {"name": self.name, **{key: getattr(self, key) for key in CAMERA_FILES}}
 
@@ -76,9 +80,9 @@ class Recording:
     table: str
     profile: str
     table_profile: str
-    decks: list[dict]
+    decks: list[dict[str, Any]]
     in_play: str
-    lines: list[dict] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
     notes: str = ""
     chip_unit: int | None = None      # smallest chip in play, when not the house profile's
     cameras: list[CameraTrack] = field(default_factory=list)
@@ -88,7 +92,7 @@ class Recording:
     def duration(self) -> float:
         return self.lines[-1]["t"] if self.lines else 0.0
 
-    def manifest(self) -> dict:
+    def manifest(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "table": self.table, "profile": self.profile,
                 "table_profile": self.table_profile, "decks": self.decks, "in_play": self.in_play,
                 "streams": sorted({line["s"] for line in self.lines}), "notes": self.notes,
@@ -151,7 +155,7 @@ def load(directory: str | Path) -> Recording:
     return recording
 
 
-def _camera(path: Path, number: int, entry) -> CameraTrack:
+def _camera(path: Path, number: int, entry: object) -> CameraTrack:
     """The manifest's ``cameras[number]``: its files must be in the recording's directory."""
     where = f"{path / 'recording.json'}: cameras[{number}]"
     if not isinstance(entry, dict):
@@ -188,7 +192,7 @@ def _frame_times(name: Path) -> list[float]:
     return times
 
 
-def _lines(path: Path) -> Iterator[dict]:
+def _lines(path: Path) -> Iterator[Line]:
     if (path / "streams.jsonl.gz").exists():
         name, text = path / "streams.jsonl.gz", gzip.open(path / "streams.jsonl.gz", "rt").read()
     elif (path / "streams.jsonl").exists():
@@ -205,6 +209,6 @@ def _lines(path: Path) -> Iterator[dict]:
         yield line
 
 
-def merge(*streams: Iterable[dict]) -> list[dict]:
+def merge(*streams: Iterable[Line]) -> list[Line]:
     """Lines of several streams in one time order (stable: equal times keep stream order)."""
     return sorted((line for stream in streams for line in stream), key=lambda line: line["t"])

@@ -15,6 +15,8 @@ import time
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import serial
 from gpiozero.pins.mock import MockFactory
@@ -25,15 +27,13 @@ from drivers.camera import open_replay
 from drivers.console import Console, load_console_pins
 from drivers.shoe import ShoeSession
 from drivers.zones import PollRecord, ZoneTracker
-
-from firmware_host.vision.feed import CameraFeed, load_camera_calibration, unsure
-from firmware_host.rules.engine import HandEngine
 from firmware_host.events import Event
-from firmware_host.service.devices import choosing_deck
+from firmware_host.hil.recording import CameraTrack, Line, Recording, RecordingError, merge
 from firmware_host.observations import Observation, from_dict
+from firmware_host.rules.engine import HandEngine
 from firmware_host.rules.profile import builtin_profile
-from firmware_host.hil.recording import CameraTrack, Recording, RecordingError, merge
-
+from firmware_host.service.devices import choosing_deck
+from firmware_host.vision.feed import CameraFeed, load_camera_calibration, unsure
 
 TICK = 0.5      # seconds between two checks of the shoe's heartbeat timer
 
@@ -49,7 +49,7 @@ class _Pty:
 
     def carry(self, data: bytes) -> bytes:
         os.write(self.master, data)
-        return self.port.read(len(data))
+        return bytes(self.port.read(len(data)))
 
     def answer(self, data: bytes) -> None:
         """The host's acks: written to the port, drained from the master (the recording has them)."""
@@ -66,7 +66,7 @@ class _Pty:
         os.close(self.master)
 
 
-def _camera(directory, track: CameraTrack) -> CameraFeed:
+def _camera(directory: Path, track: CameraTrack) -> CameraFeed:
     """One recorded camera: its video read by the camera driver, counted with its own calibration
     (the recording's clock drives it: one frame per tick); errors are RecordingErrors naming the file."""
     try:
@@ -106,21 +106,25 @@ class Replay:
         self._next_tick = TICK
         self.cameras: dict[str, CameraFeed] = {}
         try:
-            if rec.cameras and rec.directory is None:
-                raise RecordingError("the recording has cameras but no directory to read their videos from")
             for track in rec.cameras:
+                if rec.directory is None:
+                    raise RecordingError("the recording has cameras but no directory to read their videos from")
                 self.cameras[track.name] = _camera(rec.directory, track)
         except BaseException:
             self.close()        # what was opened before the bad camera
             raise
         self.timeline = self._timeline()
+        self._streams: dict[str, Callable[[Line, float], list[Observation]]] = {
+            "shoe": self._shoe, "reader": self._reader, "gpio": self._gpio, "hall": self._recorded,
+            "camera": self._recorded, "frame": self._frame}
+        """What each stream's line goes through: its driver (``frame``: a camera's frame is due)."""
 
-    def _timeline(self) -> list[dict]:
+    def _timeline(self) -> list[Line]:
         """The recorded lines with a ``frame`` item at each camera frame's time (lines first at equal times)."""
         frames = [{"t": t, "s": "frame", "camera": track.name} for track in self.recording.cameras for t in track.times]
         return merge(self.recording.lines, frames) if frames else self.recording.lines
 
-    def observations(self, line: dict) -> list[Observation]:
+    def observations(self, line: Line) -> list[Observation]:
         """What the drivers make of one recorded line."""
         t = line["t"]
         out: list[Observation] = []
@@ -129,29 +133,46 @@ class Replay:
             out += self.shoe.tick(self._next_tick)
             self._next_tick = round(self._next_tick + TICK, 6)
         self.now = t
-        kind = line["s"]
         out += self.shoe.tick(t)
-        if kind == "shoe":
-            if line.get("event") == "unplugged":
-                out += self.shoe.disconnected(t, line.get("detail", "USB cable pulled"))
-            elif line.get("event") == "plugged":
-                out += self.shoe.connected(t, line.get("detail", "USB cable back"))
-            elif line.get("dir") == "rx":
-                observations, acks = self.shoe.feed(self.pty.carry(bytes.fromhex(line["hex"])), t)
-                self.pty.answer(acks)
-                out += observations
-        elif kind == "reader":
-            out += self.readers.feed(PollRecord.from_dict({k: v for k, v in line.items() if k != "s"}))
-        elif kind == "gpio":
-            pin = self.factory.pin(line["pin"])
-            pin.drive_low() if line["level"] == 0 else pin.drive_high()
-            out += self._pending
-            self._pending.clear()
-        elif kind in ("hall", "camera"):
-            out.append(from_dict(line["obs"]))
-        elif kind == "frame":
-            out += self.cameras[line["camera"]].tick(t)
-            self.console.ask(unsure(self.cameras.values()))
+        through = self._streams.get(line["s"])
+        if through is not None:
+            out += through(line, t)
+        return out
+
+    def _shoe(self, line: Line, t: float) -> list[Observation]:
+        """The shoe's bytes through the pty into its protocol session, or its cable pulled or plugged."""
+        if line.get("event") == "unplugged":
+            return self.shoe.disconnected(t, line.get("detail", "USB cable pulled"))
+        if line.get("event") == "plugged":
+            return self.shoe.connected(t, line.get("detail", "USB cable back"))
+        if line.get("dir") == "rx":
+            observations, acks = self.shoe.feed(self.pty.carry(bytes.fromhex(line["hex"])), t)
+            self.pty.answer(acks)
+            return observations
+        return []
+
+    def _reader(self, line: Line, t: float) -> list[Observation]:
+        return self.readers.feed(PollRecord.from_dict({k: v for k, v in line.items() if k != "s"}))
+
+    def _gpio(self, line: Line, t: float) -> list[Observation]:
+        """An edge on a console pin, through gpiozero's mock pin into the console driver."""
+        pin = self.factory.pin(line["pin"])
+        if line["level"] == 0:
+            pin.drive_low()
+        else:
+            pin.drive_high()
+        out = list(self._pending)
+        self._pending.clear()
+        return out
+
+    def _recorded(self, line: Line, t: float) -> list[Observation]:
+        """An observation recorded as such (from the hall, or a camera without video)."""
+        return [from_dict(line["obs"])]
+
+    def _frame(self, line: Line, t: float) -> list[Observation]:
+        """A camera's frame is due: read and counted; the dealer asked about the zones it cannot count."""
+        out = self.cameras[line["camera"]].tick(t)
+        self.console.ask(unsure(self.cameras.values()))
         return out
 
     def stream(self, speed: float | None = None) -> Iterator[Observation]:
@@ -195,11 +216,11 @@ class Replay:
     def __enter__(self) -> Replay:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def replay(recording: Recording, **kwargs) -> list[Event]:
+def replay(recording: Recording, **kwargs: Any) -> list[Event]:
     """The events of *recording*, replayed as fast as possible."""
     with Replay(recording) as run:
         return run.run(**kwargs)

@@ -14,21 +14,31 @@ wrong gets an error reply and changes nothing. Pure except the txn store.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import NamedTuple, Protocol
 
 from firmware_host import observations as obs_mod
-from firmware_host.mqtt.contract import COMMANDS, ID_RE, TXN_RE, verify
+from firmware_host.mqtt.contract import COMMANDS, ID_RE, TXN_RE, JsonObject, verify
+from firmware_host.observations import Observation
 
-ARGS: dict[str, dict[str, tuple[type, bool]]] = {
-    "set-level": {"small_blind": (int, True), "big_blind": (int, True), "ante": (int, False),
-                  "big_blind_ante": (int, False), "number": (int, False)},
-    "move-button": {"seat": (int, True)},
-    "resolve": {"decision": (str, True), "card": (str, False)},
-    "pause": {"paused": (bool, True), "reason": (str, False)},
-    "void-hand": {"hand": (int, True), "reason": (str, True)},
+
+class Arg(NamedTuple):
+    """One argument of a command: its JSON type, and whether it must be given."""
+
+    kind: type
+    required: bool
+
+
+ARGS: dict[str, dict[str, Arg]] = {
+    "set-level": {"small_blind": Arg(int, True), "big_blind": Arg(int, True), "ante": Arg(int, False),
+                  "big_blind_ante": Arg(int, False), "number": Arg(int, False)},
+    "move-button": {"seat": Arg(int, True)},
+    "resolve": {"decision": Arg(str, True), "card": Arg(str, False)},
+    "pause": {"paused": Arg(bool, True), "reason": Arg(str, False)},
+    "void-hand": {"hand": Arg(int, True), "reason": Arg(str, True)},
 }
-"""Each command's arguments: name -> (type, required)."""
+"""Each command's arguments: name -> :class:`Arg`."""
 assert set(ARGS) == set(COMMANDS)
 
 ENVELOPE = {"schema", "version", "table", "txn", "ts", "args", "hmac"}
@@ -47,35 +57,43 @@ class Command:
     name: str
     txn: str
     ts: int
-    args: dict
+    args: JsonObject
+
+
+class TxnStore(Protocol):
+    """Records a command's txn; False if it was already used (``Journal.use_txn``)."""
+
+    def __call__(self, txn: str, ts: float, *, forget_before: float) -> bool: ...
 
 
 class CommandGate:
     """Checks commands for one table: signature, freshness, unused txn, strict arguments."""
 
-    def __init__(self, table: str, key: bytes, *, window: float, use_txn: Callable[..., bool]) -> None:
+    def __init__(self, table: str, key: bytes, *, window: float, use_txn: TxnStore) -> None:
         if len(key) < 16:
             raise ValueError("the command key must be at least 16 bytes")
         self.table, self._key, self.window, self._use_txn = table, key, window, use_txn
 
     def parse(self, name: str, raw: bytes, now: float) -> Command:
-        """The command in *raw* for ``cmd/<name>``, or :class:`CommandError`."""
+        """The command in *raw* for ``cmd/<name>``, or :class:`CommandError`.
+
+        The checks run in this order, the first that fails naming the error: the
+        command's name, the JSON object and its fields, the signature, the envelope
+        (schema, table, txn, ts within the window), the arguments, then the txn unused.
+        """
         if name not in ARGS:
             raise CommandError("unknown-command", f"unknown command {name!r}; known: {', '.join(ARGS)}")
-        try:
-            body = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise CommandError("bad-json", f"payload is not JSON: {exc}") from None
-        if not isinstance(body, dict):
-            raise CommandError("bad-json", "payload must be a JSON object")
-        for key in body:
-            if key not in ENVELOPE:
-                raise CommandError("bad-field", f"unknown field {key!r}", key)
-        for key in sorted(ENVELOPE):
-            if key not in body:
-                raise CommandError("bad-field", f"missing field {key!r}", key)
+        body = _envelope(raw)
         if not verify(body, self._key):
             raise CommandError("bad-signature", "HMAC-SHA256 does not match the table key", "hmac")
+        txn, ts = self._check_envelope(body, now)
+        args = _check_args(name, body["args"])
+        if not self._use_txn(txn, ts, forget_before=now - 2 * self.window):
+            raise CommandError("stale-transaction", f"txn {txn!r} was already used", "txn")
+        return Command(name, txn, ts, args)
+
+    def _check_envelope(self, body: JsonObject, now: float) -> tuple[str, int]:
+        """The signed envelope's ``txn`` and ``ts``, checked with its schema and table."""
         if body["schema"] != "pokerhall.cmd" or body["version"] != 1:
             raise CommandError("bad-field", "schema must be 'pokerhall.cmd' version 1", "schema")
         if body["table"] != self.table:
@@ -89,17 +107,31 @@ class CommandGate:
         if abs(now - ts) > self.window:
             raise CommandError("stale-transaction", f"ts is {now - ts:+.0f} s from the table clock "
                                f"(window ±{self.window:g} s)", "ts")
-        args = _check_args(name, body["args"])
-        if not self._use_txn(txn, ts, forget_before=now - 2 * self.window):
-            raise CommandError("stale-transaction", f"txn {txn!r} was already used", "txn")
-        return Command(name, txn, ts, args)
+        return txn, ts
 
 
-def _is_int(value) -> bool:
+def _envelope(raw: bytes) -> JsonObject:
+    """The JSON object in *raw*, with exactly the envelope's fields (not yet checked)."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CommandError("bad-json", f"payload is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise CommandError("bad-json", "payload must be a JSON object")
+    for key in body:
+        if key not in ENVELOPE:
+            raise CommandError("bad-field", f"unknown field {key!r}", key)
+    for key in sorted(ENVELOPE):
+        if key not in body:
+            raise CommandError("bad-field", f"missing field {key!r}", key)
+    return body
+
+
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _check_args(name: str, args) -> dict:
+def _check_args(name: str, args: object) -> JsonObject:
     if not isinstance(args, dict):
         raise CommandError("bad-field", "args must be an object", "args")
     spec = ARGS[name]
@@ -107,41 +139,59 @@ def _check_args(name: str, args) -> dict:
         if key not in spec:
             raise CommandError("bad-field", f"{name} has no argument {key!r}; it takes {', '.join(spec)}",
                                f"args.{key}")
-        kind = spec[key][0]
+        kind, required = spec[key]
         ok = _is_int(value) if kind is int else isinstance(value, kind)
-        if not ok and not (value is None and not spec[key][1]):
+        if not ok and not (value is None and not required):
             raise CommandError("bad-field", f"args.{key} must be {kind.__name__}", f"args.{key}")
-    for key, (_, required) in spec.items():
-        if required and args.get(key) is None:
+    for key, arg in spec.items():
+        if arg.required and args.get(key) is None:
             raise CommandError("bad-field", f"{name} needs args.{key}", f"args.{key}")
     return dict(args)
 
 
-def to_observation(command: Command, t: float, seats: int):
+# -- commands to observations: (args, t, seats) -> observation ------------------------------
+
+def _set_level(a: JsonObject, t: float, seats: int) -> Observation:
+    return obs_mod.SetLevel(t, a["small_blind"], a["big_blind"], a.get("ante") or 0, a.get("big_blind_ante") or 0,
+                            a.get("number"))
+
+
+def _move_button(a: JsonObject, t: float, seats: int) -> Observation:
+    if not 1 <= a["seat"] <= seats:
+        raise CommandError("bad-field", f"seat {a['seat']} is not in 1..{seats}", "args.seat")
+    return obs_mod.MoveButton(t, a["seat"])
+
+
+def _resolve(a: JsonObject, t: float, seats: int) -> Observation:
+    if not ID_RE.match(a["decision"]):
+        raise CommandError("bad-field", "args.decision must be a kebab-case option", "args.decision")
+    return obs_mod.Resolution(t, "td", a["decision"], a.get("card"))
+
+
+def _pause(a: JsonObject, t: float, seats: int) -> Observation:
+    return obs_mod.Pause(t, a["paused"], a.get("reason") or "")
+
+
+def _void_hand(a: JsonObject, t: float, seats: int) -> Observation:
+    return obs_mod.VoidHand(t, a["hand"], a["reason"])
+
+
+OBSERVATIONS: dict[str, Callable[[JsonObject, float, int], Observation]] = {
+    "set-level": _set_level, "move-button": _move_button, "resolve": _resolve, "pause": _pause,
+    "void-hand": _void_hand,
+}
+"""The observation each command becomes; a command not listed is accepted but not yet applied."""
+
+
+def to_observation(command: Command, t: float, seats: int) -> Observation | None:
     """The observation *command* becomes, or None when none exists yet ("accepted, not yet applied").
 
     Raises :class:`CommandError` for arguments the observation refuses.
     """
-    a = command.args
+    make = OBSERVATIONS.get(command.name)
+    if make is None:
+        return None
     try:
-        if command.name == "set-level":
-            return obs_mod.SetLevel(t, a["small_blind"], a["big_blind"], a.get("ante") or 0,
-                                    a.get("big_blind_ante") or 0, a.get("number"))
-        if command.name == "move-button":
-            if not 1 <= a["seat"] <= seats:
-                raise CommandError("bad-field", f"seat {a['seat']} is not in 1..{seats}", "args.seat")
-            return obs_mod.MoveButton(t, a["seat"])
-        if command.name == "resolve":
-            resolution = obs_mod.OBSERVATION_TYPES.get("Resolution")
-            if resolution is None:
-                return None
-            if not ID_RE.match(a["decision"]):
-                raise CommandError("bad-field", "args.decision must be a kebab-case option", "args.decision")
-            return resolution(t, "td", a["decision"], a.get("card"))
-        if command.name == "pause":
-            return obs_mod.Pause(t, a["paused"], a.get("reason") or "")
-        if command.name == "void-hand":
-            return obs_mod.VoidHand(t, a["hand"], a["reason"])
+        return make(command.args, t, seats)
     except obs_mod.ObservationError as exc:
         raise CommandError("bad-field", str(exc), "args") from None
-    return None

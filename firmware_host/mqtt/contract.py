@@ -17,8 +17,10 @@ import json
 import re
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from firmware_host import events as ev
 
@@ -35,15 +37,19 @@ COMMANDS = ("resolve", "set-level", "pause", "move-button", "void-hand")
 MASK = "XX"
 """A card that is not public, as written on the public topics."""
 
-KINDS = ("status", "birth", "state", "event", "secure-event", "irregularity", "health", "reply", "cmd")
+PayloadKind = Literal["status", "birth", "state", "event", "secure-event", "irregularity", "health", "reply", "cmd"]
+KINDS: tuple[PayloadKind, ...] = typing.get_args(PayloadKind)
 """Payload kinds: schema ``pokerhall.<kind>``, file ``docs/mqtt/schemas/<kind>.schema.json``."""
+
+JsonObject = dict[str, Any]
+"""A payload, a body or a JSON Schema: one JSON object."""
 
 
 class ContractError(ValueError):
     """A payload or topic that breaks the contract."""
 
 
-def check_id(value: str, what: str = "id") -> str:
+def check_id(value: object, what: str = "id") -> str:
     """Return *value* if it is a valid id ([a-z0-9-], 1..64, no leading/trailing dash)."""
     if not isinstance(value, str) or not ID_RE.match(value):
         raise ContractError(f"{what} {value!r} must be 1-64 characters of [a-z0-9-]")
@@ -101,13 +107,13 @@ class Topics:
     def reply(self, name: str) -> str:
         return f"{self.base}/reply/{name}"
 
-    def kind_of(self, topic: str) -> str:
+    def kind_of(self, topic: str) -> PayloadKind:
         """The payload kind published on *topic* (``reply`` for ``reply/<name>``)."""
-        for kind in ("status", "birth", "state", "event", "irregularity", "health"):
-            if topic == getattr(self, kind):
-                return kind
-        if topic == self.secure_event:
-            return "secure-event"
+        fixed: dict[str, PayloadKind] = {self.status: "status", self.birth: "birth", self.state: "state",
+                                         self.event: "event", self.irregularity: "irregularity",
+                                         self.health: "health", self.secure_event: "secure-event"}
+        if topic in fixed:
+            return fixed[topic]
         if topic.startswith(self.base + "/reply/"):
             return "reply"
         if topic.startswith(self.base + "/cmd/"):
@@ -118,11 +124,11 @@ class Topics:
         return not topic.startswith(SECURE_ROOT + "/")
 
 
-def envelope(kind: str, table: str, boot: str, seq: int, msg_id: str, now: float, **body) -> dict:
+def envelope(kind: str, table: str, boot: str, seq: int, msg_id: str, now: float, **body: Any) -> JsonObject:
     """A payload: the envelope fields then *body*."""
     if kind not in KINDS:
         raise ContractError(f"unknown payload kind {kind!r}")
-    payload = {"schema": f"pokerhall.{kind}", "version": CONTRACT_VERSION, "table": table, "boot": boot,
+    payload: JsonObject = {"schema": f"pokerhall.{kind}", "version": CONTRACT_VERSION, "table": table, "boot": boot,
                "seq": seq, "id": msg_id, "time": round(now, 6), "replayed": False}
     payload.update(body)
     return payload
@@ -133,72 +139,59 @@ def event_id(table: str, session: str, seq: int) -> str:
     return f"{table}-{session}-{seq}"
 
 
-def dumps(payload: dict) -> str:
+def dumps(payload: Mapping[str, Any]) -> str:
     """Canonical JSON (sorted keys, compact)."""
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
 # -- command authentication ---------------------------------------------------
 
-def sign(payload: dict, key: bytes) -> str:
+def sign(payload: Mapping[str, Any], key: bytes) -> str:
     """HMAC-SHA256 (hex) of the canonical JSON of *payload* without its ``hmac`` field."""
     body = {k: v for k, v in payload.items() if k != "hmac"}
     return hmac.new(key, dumps(body).encode(), hashlib.sha256).hexdigest()
 
 
-def signed(payload: dict, key: bytes) -> dict:
+def signed(payload: Mapping[str, Any], key: bytes) -> JsonObject:
     """*payload* with its ``hmac`` field."""
     return {**payload, "hmac": sign(payload, key)}
 
 
-def verify(payload: dict, key: bytes) -> bool:
+def verify(payload: Mapping[str, Any], key: bytes) -> bool:
     """Is the ``hmac`` field of *payload* right for *key*?"""
     mac = payload.get("hmac")
     return isinstance(mac, str) and hmac.compare_digest(mac, sign(payload, key))
-
-
-# -- the public view of cards ---------------------------------------------------
-
-def mask_cards(value, public: set[str]):
-    """*value* (str or tuple/list of cards) with every card not in *public* masked."""
-    if isinstance(value, str):
-        return CARD_RE.sub(lambda m: m.group(0) if m.group(0) in public else MASK, value)
-    return tuple(c if c in public else MASK for c in value)
 
 
 # -- schemas ----------------------------------------------------------------------
 
 _CARD = {"type": "string", "pattern": "^[2-9TJQKA][cdhs]$"}
 _PUBLIC_CARD = {"type": "string", "pattern": "^([2-9TJQKA][cdhs]|XX)$"}
+_SCALARS: dict[object, str] = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string"}
 
 
-def _json_type(hint, name: str, secure: bool) -> dict:
+def _json_type(hint: object, name: str, secure: bool) -> JsonObject:
+    """The JSON Schema of field *name* of type *hint*: a card by its pattern, masked (``XX``) unless *secure*."""
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         options = [_json_type(a, name, secure) for a in typing.get_args(hint)]
         return {"anyOf": options}
-    if hint is type(None):
-        return {"type": "null"}
     if origin is tuple:
         item = typing.get_args(hint)[0]
         if item is str and name == "cards":
             return {"type": "array", "items": _CARD if secure else _PUBLIC_CARD}
         return {"type": "array", "items": _json_type(item, "", secure)}
-    if hint is bool:
-        return {"type": "boolean"}
-    if hint is int:
-        return {"type": "integer"}
-    if hint is float:
-        return {"type": "number"}
-    if hint is str:
-        return _CARD if name == "card" else {"type": "string"}
+    if hint is str and name == "card":
+        return _CARD
+    if hint in _SCALARS:
+        return {"type": _SCALARS[hint]}
     raise ContractError(f"no JSON type for {hint!r}")
 
 
-def event_body_schema(cls: type[ev.Event], *, secure: bool) -> dict:
+def event_body_schema(cls: type[ev.Event], *, secure: bool) -> JsonObject:
     """The JSON Schema of ``cls.to_dict()``, generated from the dataclass."""
     hints = typing.get_type_hints(cls)
-    props: dict = {"schema": {"const": ev.SCHEMA}, "version": {"const": ev.SCHEMA_VERSION},
+    props: JsonObject = {"schema": {"const": ev.SCHEMA}, "version": {"const": ev.SCHEMA_VERSION},
                    "kind": {"const": cls.KIND}}
     required = ["schema", "version", "kind"]
     for f in dataclasses.fields(cls):
@@ -208,7 +201,7 @@ def event_body_schema(cls: type[ev.Event], *, secure: bool) -> dict:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-def event_schemas() -> dict:
+def event_schemas() -> JsonObject:
     """The generated schemas ``event.schema.json`` (public) and ``event-body-secure`` definitions."""
     public = {c.KIND: event_body_schema(c, secure=False) for c in ev.EVENT_TYPES.values() if not c.SECRET}
     secure = {c.KIND: event_body_schema(c, secure=True) for c in ev.EVENT_TYPES.values()}
@@ -224,7 +217,7 @@ def event_schemas() -> dict:
     }
 
 
-def load_schemas(directory: Path = SCHEMA_DIR) -> dict[str, dict]:
+def load_schemas(directory: Path = SCHEMA_DIR) -> dict[str, JsonObject]:
     """Every schema in *directory*, by file name."""
     return {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.schema.json"))}
 
@@ -243,7 +236,7 @@ class Validator:
         self._validators = {name.removesuffix(".schema.json"): Draft202012Validator(s, registry=registry)
                             for name, s in schemas.items()}
 
-    def errors(self, payload: dict) -> list[str]:
+    def errors(self, payload: Mapping[str, Any]) -> list[str]:
         """Why *payload* breaks the contract (empty: it validates)."""
         kind = str(payload.get("schema", "")).removeprefix("pokerhall.")
         validator = self._validators.get(kind)
@@ -252,7 +245,7 @@ class Validator:
         return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
                 for e in validator.iter_errors(payload)]
 
-    def check(self, payload: dict) -> dict:
+    def check(self, payload: JsonObject) -> JsonObject:
         """Return *payload*, or raise :class:`ContractError` naming what is wrong."""
         errors = self.errors(payload)
         if errors:

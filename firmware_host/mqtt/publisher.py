@@ -15,10 +15,14 @@ import ssl
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
 import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
 
 from firmware_host.service.outbox import Outbox, Row
 
@@ -45,6 +49,31 @@ class BrokerConfig:
     window: int = 500
 
 
+@dataclass(frozen=True)
+class Status:
+    """The retained status topic, also the Last Will: its *topic*, and *payload* ``(status, reason) -> str``."""
+
+    topic: str
+    payload: Callable[[str, str], str]
+
+
+@dataclass(frozen=True)
+class Inbox:
+    """Messages to receive: the *topic_filter* subscribed to, and *on_message* ``(topic, payload)``
+    (called from paho's network thread)."""
+
+    topic_filter: str
+    on_message: Callable[[str, bytes], None]
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A call made from the publisher's thread every *interval* seconds, connected or not."""
+
+    call: Callable[[], None]
+    interval: float = 10.0
+
+
 @dataclass
 class _Conn:
     """One connection's bookkeeping (mids are per client)."""
@@ -57,30 +86,28 @@ class _Conn:
     early: set[int] = field(default_factory=set)              # PUBACKs seen before publish() returned
     acked: list[int] = field(default_factory=list)
     refused: int = 0
+    cursor: int = 0                                           # the last outbox oid read
+    waiting: dict[str, collections.deque[Row]] = field(default_factory=dict)  # per topic: read, not yet due
 
 
 class Publisher:
     """Sends the outbox, the retained topics and transient messages; receives commands."""
 
-    def __init__(self, config: BrokerConfig, outbox: Outbox, boot: str, *, status_topic: str,
-                 status_payload: Callable[[str, str], str], subscribe: str | None = None,
-                 on_message: Callable[[str, bytes], None] | None = None,
-                 tick: Callable[[], None] | None = None, tick_interval: float = 10.0) -> None:
+    def __init__(self, config: BrokerConfig, outbox: Outbox, boot: str, *, status: Status,
+                 inbox: Inbox | None = None, tick: Tick | None = None) -> None:
         self.config = config
         self.outbox = outbox
         self.boot = boot
-        self._status_topic = status_topic
-        self._status_payload = status_payload
-        self._subscribe = subscribe
-        self._on_message = on_message
-        self._tick, self._tick_interval = tick, tick_interval
+        self._status = status
+        self._inbox = inbox
+        self._tick = tick
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._retained: dict[str, str] = {}
         self._conn: _Conn | None = None
         self._sent: set[int] = set()          # oids sent on an earlier connection of this boot
-        self.stats = collections.Counter()
+        self.stats: collections.Counter[str] = collections.Counter()
         self.last_error = ""
         self.connected = threading.Event()
         self._thread = threading.Thread(target=self._run, name="mqtt-publisher", daemon=True)
@@ -120,7 +147,7 @@ class Publisher:
             return
         conn = self._conn
         if final_status and conn is not None and conn.connected.is_set():
-            info = conn.client.publish(self._status_topic, self._status_payload(final_status, "clean shutdown"),
+            info = conn.client.publish(self._status.topic, self._status.payload(final_status, "clean shutdown"),
                                        qos=1, retain=True)
             try:
                 info.wait_for_publish(timeout)
@@ -131,11 +158,13 @@ class Publisher:
         if self._thread.is_alive():
             self._thread.join(timeout + 5)
 
-    # -- the thread ------------------------------------------------------------
+    # -- paho's callbacks (its network thread; userdata is the connection) -------------
     def _client(self) -> _Conn:
         cfg = self.config
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=cfg.client_id or f"table-{uuid.uuid4().hex[:8]}",
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=cfg.client_id or f"table-{uuid.uuid4().hex[:8]}",
                              protocol=mqtt.MQTTv5, reconnect_on_failure=False)   # we reconnect, with a fresh client
+        conn = _Conn(client)
+        client.user_data_set(conn)
         client.connect_timeout = 5.0
         if cfg.username is not None:
             client.username_pw_set(cfg.username, cfg.password)
@@ -143,16 +172,16 @@ class Publisher:
             client.tls_set(ca_certs=cfg.ca_file, certfile=cfg.cert_file, keyfile=cfg.key_file,
                            cert_reqs=ssl.CERT_REQUIRED)
             client.tls_insecure_set(cfg.tls_insecure)
-        client.will_set(self._status_topic, self._status_payload("offline", "connection lost"), qos=1, retain=True)
-        conn = _Conn(client)
-        client.on_connect = lambda c, u, flags, rc, props: self._on_connect(conn, rc)
-        client.on_disconnect = lambda c, u, flags, rc, props: self._on_disconnect(conn, rc)
-        client.on_publish = lambda c, u, mid, rc, props: self._on_publish(conn, mid, rc)
-        if self._on_message is not None:
-            client.on_message = lambda c, u, msg: self._on_message(msg.topic, msg.payload)
+        client.will_set(self._status.topic, self._status.payload("offline", "connection lost"), qos=1, retain=True)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        if self._inbox is not None:
+            client.on_message = self._on_message
         return conn
 
-    def _on_connect(self, conn: _Conn, rc) -> None:
+    def _on_connect(self, client: mqtt.Client, conn: _Conn, flags: mqtt.ConnectFlags, rc: ReasonCode,
+                    props: Properties | None) -> None:
         if rc.is_failure:
             self.last_error = f"connection refused: {rc}"
             log.error("broker refused the connection: %s", rc)
@@ -161,19 +190,20 @@ class Publisher:
             conn.connected.set()
         self._wake.set()
 
-    def _on_disconnect(self, conn: _Conn, rc) -> None:
+    def _on_disconnect(self, client: mqtt.Client, conn: _Conn, flags: mqtt.DisconnectFlags, rc: ReasonCode,
+                       props: Properties | None) -> None:
         conn.alive = False
         conn.connected.clear()
         self.connected.clear()
         self._wake.set()
 
-    def _on_publish(self, conn: _Conn, mid: int, rc) -> None:
+    def _on_publish(self, client: mqtt.Client, conn: _Conn, mid: int, rc: ReasonCode, props: Properties) -> None:
         with self._lock:
             if mid in conn.other:
                 conn.other.discard(mid)
                 return
             oid = conn.inflight.pop(mid, None)
-            if rc is not None and getattr(rc, "is_failure", False):
+            if rc.is_failure:
                 conn.refused += 1
                 self.stats["refused"] += 1
                 self.last_error = f"broker refused a publish: {rc}"
@@ -184,44 +214,65 @@ class Publisher:
                 conn.early.add(mid)
         self._wake.set()
 
+    def _on_message(self, client: mqtt.Client, conn: Any, message: mqtt.MQTTMessage) -> None:
+        if self._inbox is not None:
+            self._inbox.on_message(message.topic, bytes(message.payload))
+
+    # -- the thread ------------------------------------------------------------
     def _run(self) -> None:
         delay = self.config.reconnect_min
-        next_tick = time.monotonic() + self._tick_interval
+        next_tick = time.monotonic() + (self._tick.interval if self._tick else 0.0)
         while not self._stop.is_set():
             conn = self._client()
-            try:
-                conn.client.connect(self.config.host, self.config.port, self.config.keepalive,
-                                    clean_start=True)
-                conn.client.loop_start()
-            except (OSError, ValueError, ssl.SSLError) as exc:
-                self.last_error = f"cannot connect to {self.config.host}:{self.config.port}: {exc}"
-                log.warning(self.last_error)
+            if not self._connect(conn):
                 self.stats["connect_failures"] += 1
-                next_tick = self._idle(delay, next_tick)
-                delay = min(delay * 2, self.config.reconnect_max)
-                continue
-            deadline = time.monotonic() + 10
-            while conn.alive and not conn.connected.is_set() and time.monotonic() < deadline and not self._stop.is_set():
-                self._wake.wait(0.1)
-                self._wake.clear()
-            if conn.connected.is_set() and conn.alive:
-                delay = self.config.reconnect_min
-                with self._lock:
-                    self._conn = conn
-                try:
-                    next_tick = self._session(conn, next_tick)
-                except Exception:          # keep running: log, count, reconnect
-                    log.exception("publisher session failed")
-                    self.stats["session_errors"] += 1
-            with self._lock:
-                self._conn = None
-            self.connected.clear()
-            conn.client.disconnect()
-            conn.client.loop_stop()
-            if not self._stop.is_set():
+            else:
+                if self._connack(conn):
+                    delay = self.config.reconnect_min
+                    next_tick = self._serve(conn, next_tick)
+                self._drop(conn)
+                if self._stop.is_set():
+                    continue
                 self.stats["disconnects"] += 1
-                next_tick = self._idle(delay, next_tick)
-                delay = min(delay * 2, self.config.reconnect_max)
+            next_tick = self._idle(delay, next_tick)
+            delay = min(delay * 2, self.config.reconnect_max)
+
+    def _connect(self, conn: _Conn) -> bool:
+        """Open the connection and start paho's network thread; False (the error kept) if it cannot."""
+        try:
+            conn.client.connect(self.config.host, self.config.port, self.config.keepalive, clean_start=True)
+            conn.client.loop_start()
+        except (OSError, ValueError, ssl.SSLError) as exc:
+            self.last_error = f"cannot connect to {self.config.host}:{self.config.port}: {exc}"
+            log.warning(self.last_error)
+            return False
+        return True
+
+    def _connack(self, conn: _Conn) -> bool:
+        """Wait (10 s at most) for the broker's answer: is the connection up?"""
+        deadline = time.monotonic() + 10
+        while conn.alive and not conn.connected.is_set() and time.monotonic() < deadline and not self._stop.is_set():
+            self._wake.wait(0.1)
+            self._wake.clear()
+        return conn.connected.is_set() and conn.alive
+
+    def _serve(self, conn: _Conn, next_tick: float) -> float:
+        """The connection's session, until it drops or the publisher stops; a failure is logged and counted."""
+        with self._lock:
+            self._conn = conn
+        try:
+            return self._session(conn, next_tick)
+        except Exception:          # keep running: log, count, reconnect
+            log.exception("publisher session failed")
+            self.stats["session_errors"] += 1
+            return next_tick
+
+    def _drop(self, conn: _Conn) -> None:
+        with self._lock:
+            self._conn = None
+        self.connected.clear()
+        conn.client.disconnect()
+        conn.client.loop_stop()
 
     def _idle(self, seconds: float, next_tick: float) -> float:
         end = time.monotonic() + seconds
@@ -234,60 +285,69 @@ class Publisher:
         now = time.monotonic()
         if self._tick is not None and now >= next_tick:
             try:
-                self._tick()
+                self._tick.call()
             except Exception:
                 log.exception("periodic tick failed")
-            return now + self._tick_interval
+            return now + self._tick.interval
         return next_tick
 
     def _session(self, conn: _Conn, next_tick: float) -> float:
+        """Status, retained topics, then the outbox in order, until the connection drops or the publisher stops."""
         client = conn.client
         self.stats["connects"] += 1
-        if self._subscribe:
-            client.subscribe(self._subscribe, qos=1)
-        self._track(conn, client.publish(self._status_topic, self._status_payload("online", "connected"),
+        if self._inbox is not None:
+            client.subscribe(self._inbox.topic_filter, qos=1)
+        self._track(conn, client.publish(self._status.topic, self._status.payload("online", "connected"),
                                          qos=1, retain=True), None)
         with self._lock:
             retained = list(self._retained.items())
         for topic, payload in retained:
             self._track(conn, client.publish(topic, payload, qos=1, retain=True), None)
         self.connected.set()
-        cursor = 0
-        waiting: dict[str, collections.deque[Row]] = {}   # per topic: read, not yet due (broadcast delay)
-        window = self.config.window
         while conn.alive and not self._stop.is_set():
             self._wake.clear()
-            with self._lock:
-                acked, conn.acked = conn.acked, []
-            if acked:
-                self.outbox.ack(acked)
-                self._sent.difference_update(acked)
-                self.stats["acked"] += len(acked)
+            self._take_acks(conn)
             now = time.time()
-            for queue in waiting.values():
-                while queue and queue[0].not_before <= now and len(conn.inflight) < window and conn.alive:
-                    self._publish(conn, queue.popleft())
-            while len(conn.inflight) < window and conn.alive:
-                rows = self.outbox.pending(after=cursor, limit=min(200, window - len(conn.inflight)))
-                if not rows:
-                    break
-                for row in rows:
-                    cursor = row.oid
-                    if row.not_before > now or waiting.get(row.topic):
-                        waiting.setdefault(row.topic, collections.deque()).append(row)
-                    else:
-                        self._publish(conn, row)
+            self._send_due(conn, now)
+            self._send_new(conn, now)
             next_tick = self._maybe_tick(next_tick)
             timeout = 0.5
-            due = [q[0].not_before for q in waiting.values() if q]
+            due = [q[0].not_before for q in conn.waiting.values() if q]
             if due:
                 timeout = min(timeout, max(0.005, min(due) - time.time()))
             self._wake.wait(timeout)
+        self._take_acks(conn)
+        return next_tick
+
+    def _take_acks(self, conn: _Conn) -> None:
+        """The rows the broker has acknowledged leave the outbox."""
         with self._lock:
             acked, conn.acked = conn.acked, []
-        self.outbox.ack(acked)
-        self.stats["acked"] += len(acked)
-        return next_tick
+        if acked:
+            self.outbox.ack(acked)
+            self._sent.difference_update(acked)
+            self.stats["acked"] += len(acked)
+
+    def _send_due(self, conn: _Conn, now: float) -> None:
+        """The rows held back (broadcast delay) that are due at *now*, within the window."""
+        window = self.config.window
+        for queue in conn.waiting.values():
+            while queue and queue[0].not_before <= now and len(conn.inflight) < window and conn.alive:
+                self._publish(conn, queue.popleft())
+
+    def _send_new(self, conn: _Conn, now: float) -> None:
+        """The outbox's rows not read yet, within the window; a row not due, or behind one on its topic, waits."""
+        window = self.config.window
+        while len(conn.inflight) < window and conn.alive:
+            rows = self.outbox.pending(after=conn.cursor, limit=min(200, window - len(conn.inflight)))
+            if not rows:
+                break
+            for row in rows:
+                conn.cursor = row.oid
+                if row.not_before > now or conn.waiting.get(row.topic):
+                    conn.waiting.setdefault(row.topic, collections.deque()).append(row)
+                else:
+                    self._publish(conn, row)
 
     def _publish(self, conn: _Conn, row: Row) -> None:
         payload = row.payload

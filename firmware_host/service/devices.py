@@ -14,18 +14,25 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from drivers.console import Console
+from calibration.deck import Registry
+from calibration.readers import ReaderTable
+from drivers.console import Console, ConsolePins
 from drivers.shoe import Shoe
-from drivers.zones import ZoneReaders
-
-from firmware_host.vision.feed import unsure
+from drivers.zones import Chip, ZoneReaders
 from firmware_host.events import Event
 from firmware_host.observations import ConsolePress, DeviceFault, DeviceRecovered, Observation
+from firmware_host.vision.feed import CameraFeed, unsure
+
+if TYPE_CHECKING:
+    from gpiozero.pins import Factory
+
+    from firmware_host.service.recorder import Recorder
 
 
-def choosing_deck(registry, put: Callable[[Observation], None]) -> Callable[[Observation], None]:
+def choosing_deck(registry: Registry, put: Callable[[Observation], None]) -> Callable[[Observation], None]:
     """The console's observations to *put*; the dealer's new-hand press also tells *registry* that
     the next card from the shoe says which deck is in play (002 C.1). Live and in replays."""
     def sink(obs: Observation) -> None:
@@ -39,8 +46,10 @@ class Devices:
     """Shoe on *shoe_port*, the MFRC522s *chips* of *readers*, the console on *console_pins*,
     the chip *cameras* (:class:`~firmware_host.vision.feed.CameraFeed`, already opened: closed here)."""
 
-    def __init__(self, *, shoe_port: str, registry, readers, chips, console_pins, recorder=None,
-                 clock: Callable[[], float] = time.monotonic, pin_factory=None, cameras: Sequence = ()) -> None:
+    def __init__(self, *, shoe_port: str, registry: Registry, readers: ReaderTable, chips: Mapping[str, Chip],
+                 console_pins: ConsolePins, recorder: Recorder | None = None,
+                 clock: Callable[[], float] = time.monotonic, pin_factory: Factory | None = None,
+                 cameras: Sequence[CameraFeed] = ()) -> None:
         self._queue: queue.Queue[Observation] = queue.Queue()
         self._stop = threading.Event()
         self._recorder = recorder
@@ -67,7 +76,7 @@ class Devices:
         for thread in self._filming:
             thread.start()
 
-    def _film(self, feed) -> None:
+    def _film(self, feed: CameraFeed) -> None:
         """One camera, frame after frame, until :meth:`close`: its observations, and the dealer
         asked to look at the zones no camera can count with confidence."""
         while not self._stop.is_set():
@@ -99,7 +108,7 @@ class Devices:
 
     def drain(self) -> list[Observation]:
         """What is waiting now, without blocking."""
-        out = []
+        out: list[Observation] = []
         while True:
             try:
                 out.append(self._queue.get_nowait())
@@ -124,5 +133,5 @@ class Devices:
     def __enter__(self) -> Devices:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from firmware_host import observations as obs_mod
+from firmware_host.observations import Observation
 
 
 class JournalError(RuntimeError):
@@ -47,20 +48,23 @@ class Journal:
         self.session: str = meta["session"]
         """Random id of this journal: part of every event id, so a new journal never reuses one."""
 
-    def append(self, observation, origin: str = "source") -> int:
+    def append(self, observation: Observation, origin: str = "source") -> int:
         """Write *observation* durably; return its number (from 1)."""
         body = json.dumps(obs_mod.to_dict(observation), separators=(",", ":"))
-        cur = self._db.execute("INSERT INTO observations (origin, body) VALUES (?, ?)", (origin, body))
-        return cur.lastrowid
+        return self._int("INSERT INTO observations (origin, body) VALUES (?, ?) RETURNING n", origin, body)
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM observations").fetchone()[0]
+        return self._int("SELECT COUNT(*) FROM observations")
 
     def count(self, origin: str) -> int:
         """How many observations came from *origin* (``source`` or ``command``)."""
-        return self._db.execute("SELECT COUNT(*) FROM observations WHERE origin = ?", (origin,)).fetchone()[0]
+        return self._int("SELECT COUNT(*) FROM observations WHERE origin = ?", origin)
 
-    def replay(self) -> Iterator[tuple[int, str, object]]:
+    def _int(self, sql: str, *params: object) -> int:
+        """The one integer *sql* gives."""
+        return int(self._db.execute(sql, params).fetchone()[0])
+
+    def replay(self) -> Iterator[tuple[int, str, Observation]]:
         """Every observation in order, as ``(number, origin, observation)``."""
         rows = self._db.execute("SELECT n, origin, body FROM observations ORDER BY n").fetchall()
         for n, origin, body in rows:
@@ -86,5 +90,5 @@ class Journal:
     def __enter__(self) -> Journal:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

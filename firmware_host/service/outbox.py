@@ -27,6 +27,10 @@ class Row:
     boot: str
 
 
+Message = tuple[str, str, bool, float]
+"""A message to put: ``(topic, payload, retain, not_before)``."""
+
+
 class Outbox:
     """A durable FIFO of messages. Thread-safe (one connection, one lock)."""
 
@@ -44,12 +48,12 @@ class Outbox:
                          " topic TEXT NOT NULL, payload TEXT NOT NULL, retain INTEGER NOT NULL,"
                          " not_before REAL NOT NULL, boot TEXT NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value NOT NULL)")
-        self._bytes = self._db.execute("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox").fetchone()[0]
+        self._bytes = self._int("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox")
         self.spilled = 0
         """Messages written beyond max_bytes (events are never dropped: see :meth:`put`)."""
 
     # -- writing ----------------------------------------------------------------
-    def put(self, messages: list[tuple[str, str, bool, float]], boot: str, *, event_seq: int | None = None,
+    def put(self, messages: list[Message], boot: str, *, event_seq: int | None = None,
             droppable: bool = False) -> list[int]:
         """Append ``(topic, payload, retain, not_before)`` messages in one transaction; return their oids.
 
@@ -66,8 +70,8 @@ class Outbox:
                 self.spilled += len(messages)
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                oids = [self._db.execute("INSERT INTO outbox (topic, payload, retain, not_before, boot)"
-                                         " VALUES (?, ?, ?, ?, ?)", (t, p, int(r), nb, boot)).lastrowid
+                oids = [self._int("INSERT INTO outbox (topic, payload, retain, not_before, boot)"
+                                  " VALUES (?, ?, ?, ?, ?) RETURNING oid", t, p, int(r), nb, boot)
                         for t, p, r, nb in messages]
                 if event_seq is not None:
                     self._db.execute("INSERT INTO meta VALUES ('event_seq', ?) ON CONFLICT(key) DO UPDATE"
@@ -122,11 +126,15 @@ class Outbox:
         """The highest engine seq ever enqueued (0: none)."""
         with self._lock:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'event_seq'").fetchone()
-        return row[0] if row else 0
+        return int(row[0]) if row else 0
 
     def __len__(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM outbox").fetchone()[0]
+            return self._int("SELECT COUNT(*) FROM outbox")
+
+    def _int(self, sql: str, *params: object) -> int:
+        """The one integer *sql* gives (the caller holds the lock, or is the constructor)."""
+        return int(self._db.execute(sql, params).fetchone()[0])
 
     @property
     def bytes(self) -> int:

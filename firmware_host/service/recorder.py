@@ -9,35 +9,45 @@ calibration files along. The clock is the table's: seconds since
 """
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from drivers.zones import PollRecord
-
+from calibration.deck import Registry
+from calibration.readers import ReaderTable
+from drivers.console import ConsolePins
+from drivers.zones import Chip, PollRecord
+from firmware_host.hil.recording import CameraTrack, Line, Recording
 from firmware_host.observations import Observation, to_dict
-from firmware_host.hil.recording import CameraTrack, Recording
+from firmware_host.vision.feed import CameraFeed
+
+if TYPE_CHECKING:
+    import cv2
+    import numpy as np
+    from gpiozero.pins import Factory
 
 
 class Recorder:
     """Collects raw stream lines from the drivers' hooks (thread-safe)."""
 
-    def __init__(self, table: str, profile: str, table_profile: str, decks: list[dict], in_play: str,
+    def __init__(self, table: str, profile: str, table_profile: str, decks: list[dict[str, Any]], in_play: str,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._start = clock()
         self._clock = clock
         self._lock = threading.Lock()
         self._recording = Recording(table, profile, table_profile, decks, in_play)
-        self._films: dict[str, tuple] = {}  # camera name -> (writer, track, scratch directory)
+        self._films: dict[str, tuple[cv2.VideoWriter, CameraTrack, Path]] = {}  # name -> (writer, track, scratch)
 
     def now(self) -> float:
         """The recording's clock: give it to the drivers so observations and lines agree."""
         return round(self._clock() - self._start, 6)
 
-    def _add(self, line: dict) -> None:
+    def _add(self, line: Line) -> None:
         with self._lock:
             self._recording.lines.append(line)
 
@@ -61,23 +71,23 @@ class Recorder:
         """An observation from the hall (seating, level, TD resolution)."""
         self._add({"t": obs.t, "s": "hall", "obs": to_dict(obs)})
 
-    def film(self, feed) -> None:
+    def film(self, feed: CameraFeed) -> None:
         """Record a :class:`~firmware_host.vision.feed.CameraFeed`: each frame it reads into a video
         (scratch directory until the recording is saved), its time into the frame list, and its
         two calibrations as they are now. Hooks the feed's ``on_frame``."""
         import cv2
         scratch = Path(tempfile.mkdtemp(prefix=f"camera-{feed.name}-"))
-        track = CameraTrack(feed.name, write=lambda path, track, scratch=scratch: self._copy(scratch, path, track))
+        track = CameraTrack(feed.name, write=functools.partial(self._copy, scratch))
         feed.calib.save(scratch / track.table)
         feed.models.save(scratch / track.chips)
-        writer = cv2.VideoWriter(str(scratch / track.video), cv2.VideoWriter_fourcc(*"mp4v"), 15,
+        writer = cv2.VideoWriter(str(scratch / track.video), cv2.VideoWriter.fourcc(*"mp4v"), 15,
                                  tuple(feed.calib.image_size))
         if not writer.isOpened():
             shutil.rmtree(scratch, ignore_errors=True)
             raise OSError(f"camera {feed.name}: OpenCV cannot write mp4v in {scratch}")
         self._films[feed.name] = (writer, track, scratch)
 
-        def frame(t: float, image) -> None:
+        def frame(t: float, image: np.ndarray) -> None:
             with self._lock:
                 writer.write(image)
                 track.times.append(t)
@@ -109,8 +119,9 @@ class Recorder:
                          cameras=cameras)
 
 
-def record_session(recorder: Recorder, *, shoe_port: str, registry, readers, chips, console_pins,
-                   stop: Callable[[], bool], pin_factory=None, cameras=()) -> list[Observation]:
+def record_session(recorder: Recorder, *, shoe_port: str, registry: Registry, readers: ReaderTable,
+                   chips: Mapping[str, Chip], console_pins: ConsolePins, stop: Callable[[], bool],
+                   pin_factory: Factory | None = None, cameras: Sequence[CameraFeed] = ()) -> list[Observation]:
     """Run the table's real drivers until ``stop()``, recording their raw streams.
 
     *readers* is the table's :class:`~calibration.readers.ReaderTable`, *chips* its MFRC522s

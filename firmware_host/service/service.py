@@ -9,6 +9,8 @@ high-water mark) are not enqueued again.
 from __future__ import annotations
 
 import dataclasses
+import enum
+import json
 import logging
 import queue
 import threading
@@ -16,19 +18,33 @@ import time
 import tomllib
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, TypeGuard
 
 from firmware_host import observations as obs_mod
+from firmware_host.events import Event, Irregularity
 from firmware_host.mqtt.commands import CommandError, CommandGate, to_observation
+from firmware_host.mqtt.contract import (
+    CONTRACT_VERSION,
+    ID_RE,
+    JsonObject,
+    PayloadKind,
+    Topics,
+    check_id,
+    dumps,
+    envelope,
+    event_id,
+    signed,
+)
+from firmware_host.mqtt.public_view import PublicView
+from firmware_host.mqtt.publisher import BrokerConfig, Inbox, Publisher, Status, Tick
+from firmware_host.observations import Observation
 from firmware_host.rules.engine import HandEngine
-from firmware_host.events import (ActionTaken, BoardDealt, Event, HandEnded, HandShown, HandStarted, Irregularity,
-                     PotAwarded)
+from firmware_host.rules.profile import Profile
 from firmware_host.service.journal import Journal
-from firmware_host.mqtt.contract import CONTRACT_VERSION, ID_RE, Topics, check_id, dumps, envelope, event_id, mask_cards, signed
 from firmware_host.service.outbox import Outbox
-from firmware_host.mqtt.publisher import BrokerConfig, Publisher
 
 log = logging.getLogger(__name__)
 SOFTWARE = "pokertable 0.1.0"
@@ -161,59 +177,6 @@ def parse_config(data: dict, base: Path = Path(".")) -> Config:
                   hardware=t.get("hardware", {}))
 
 
-class PublicView:
-    """The hand as the public sees it, from the events; masks every card not yet public. Pure."""
-
-    def __init__(self) -> None:
-        self.public_cards: set[str] = set()
-        self.state: dict = {"hand": 0, "in_hand": False, "last_seq": 0}
-
-    def apply(self, event: Event) -> dict | None:
-        """Update the view; return the public body of *event* (None: secret, secure topic only)."""
-        s = self.state
-        s["last_seq"] = event.seq
-        match event:
-            case HandStarted():
-                self.public_cards = set()
-                s.update(hand=event.hand, in_hand=True, button=event.button, street="preflop",
-                         blinds=[event.small_blind, event.big_blind], ante=event.ante or event.big_blind_ante,
-                         board=[], shown={}, folded=[],
-                         stacks={str(seat): st - p for seat, st, p in zip(event.seats, event.stacks, event.posted)},
-                         bets={str(seat): p for seat, p in zip(event.seats, event.posted)}, pot=0)
-            case ActionTaken():
-                s["street"] = event.street
-                seat = str(event.seat)
-                if "stacks" in s:
-                    s["stacks"][seat] = s["stacks"].get(seat, 0) - event.added + event.returned
-                    s["bets"][seat] = event.total
-                if event.action == "fold":
-                    s.setdefault("folded", []).append(event.seat)
-            case BoardDealt():
-                self.public_cards.update(event.cards)
-                s["street"] = event.street
-                s["pot"] = s.get("pot", 0) + sum(s.get("bets", {}).values())
-                s["bets"] = {k: 0 for k in s.get("bets", {})}
-                s.setdefault("board", []).extend(event.cards)
-            case HandShown():
-                self.public_cards.update(event.cards)
-                s.setdefault("shown", {})[str(event.seat)] = list(event.cards)
-            case PotAwarded():
-                s["pot"] = 0
-                s["bets"] = {k: 0 for k in s.get("bets", {})}
-            case HandEnded():
-                s.update(in_hand=False, stacks={str(a): b for a, b in zip(event.seats, event.stacks)},
-                         voided=event.voided, bets={})
-        if event.SECRET:
-            return None
-        body = event.to_dict()
-        for key in ("cards", "procedure", "procedure_fr", "effect", "rank"):
-            if key in body and not isinstance(event, (HandShown, BoardDealt)):
-                body[key] = mask_cards(body[key], self.public_cards)
-                if isinstance(body[key], tuple):
-                    body[key] = list(body[key])
-        return body
-
-
 def local_config(table: str, profile: str, host: str, port: int, base: str | Path, *,
                  max_bytes: int = 200_000_000) -> Config:
     """A config for a throw-away run (the demo, a replay to a broker): journal and outbox in *base*."""
@@ -223,7 +186,7 @@ def local_config(table: str, profile: str, host: str, port: int, base: str | Pat
                          "commands": {"key": "local-run-key-0123456789abcdef"}}, base=Path(base))
 
 
-def demo_source(speed: float = 0.0, loops: int = 1, skip: int = 0) -> Iterator:
+def demo_source(speed: float = 0.0, loops: int = 1, skip: int = 0) -> Iterator[Observation]:
     """The demo session's observations, *loops* times (times shifted), paced at *speed* x real time (0: flat out)."""
     from firmware_host.sim.demo import script
 
@@ -245,11 +208,24 @@ def demo_source(speed: float = 0.0, loops: int = 1, skip: int = 0) -> Iterator:
             yield o
 
 
+class _Item(enum.StrEnum):
+    """What the service's queue carries."""
+
+    OBSERVATION = "obs"              # from the source
+    COMMAND = "cmd"                  # (name, payload) from the hall
+    SOURCE_ERROR = "source-error"    # the exception that broke the source
+    END = "end"                      # the source has no more
+
+
+def _is_observation(value: object) -> TypeGuard[Observation]:
+    return isinstance(value, tuple(obs_mod.OBSERVATION_TYPES.values()))
+
+
 class Service:
     """The running controller of one table. Use :meth:`start`, then :meth:`run` or :meth:`handle`; :meth:`close`."""
 
-    def __init__(self, config: Config, *, profile=None, boot: str | None = None,
-                 on_payload: Callable[[str, dict], None] | None = None,
+    def __init__(self, config: Config, *, profile: Profile | None = None, boot: str | None = None,
+                 on_payload: Callable[[str, JsonObject], None] | None = None,
                  on_event: Callable[[Event], None] | None = None) -> None:
         from firmware_host.rules.profile import builtin_ids, builtin_profile, load_profile
 
@@ -258,11 +234,11 @@ class Service:
                                    else load_profile(config.profile))
         self.boot = boot or uuid.uuid4().hex[:16]
         self.topics = Topics(config.table)
-        self.counters: Counter = Counter()
+        self.counters: Counter[str] = Counter()
         self._seq_lock = threading.Lock()
-        self._seqs: Counter = Counter()
+        self._seqs: Counter[str] = Counter()
         self._on_payload, self._on_event = on_payload, on_event
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[tuple[_Item, Any]] = queue.Queue()
         self._started = time.time()
         self._alarm = False
         self._last_t = 0.0
@@ -277,10 +253,10 @@ class Service:
         self.view = PublicView()
         self.gate = CommandGate(config.table, config.command_key, window=config.command_window,
                                 use_txn=self.journal.use_txn)
-        self.publisher = Publisher(config.broker, self.outbox, self.boot, status_topic=self.topics.status,
-                                   status_payload=self._status_payload, subscribe=self.topics.cmd_filter,
-                                   on_message=self._on_message, tick=self._health,
-                                   tick_interval=config.health_interval)
+        self.publisher = Publisher(config.broker, self.outbox, self.boot,
+                                   status=Status(self.topics.status, self._status_payload),
+                                   inbox=Inbox(self.topics.cmd_filter, self._on_message),
+                                   tick=Tick(self._health, config.health_interval))
         self.source_done = 0
         """Observations of the source already in the journal (a resumable source skips them)."""
 
@@ -289,8 +265,8 @@ class Service:
         """Rebuild the hand from the journal, enqueue what was never enqueued, connect."""
         self.outbox.bind(self.journal.session)
         high = self.outbox.event_seq
-        missing: list[tuple[Event, dict | None]] = []
-        for n, origin, obs in self.journal.replay():
+        missing: list[tuple[Event, JsonObject | None]] = []
+        for _, _, obs in self.journal.replay():
             self._last_t = max(self._last_t, obs.t)
             for event in self._feed(obs, replaying=True):
                 body = self.view.apply(event)
@@ -306,24 +282,24 @@ class Service:
         self.publisher.start()
         return self
 
-    def _birth(self) -> dict:
+    def _birth(self) -> JsonObject:
         return {"software": SOFTWARE, "contract_version": CONTRACT_VERSION, "event_schema": "pokertable.event",
                 "event_schema_version": 1, "profile": self.profile.id, "session": self.journal.session,
                 "started": round(self._started, 3), "hardware": self.config.hardware}
 
     # -- the loop ---------------------------------------------------------------
-    def feed_from(self, source: Iterable) -> threading.Thread:
+    def feed_from(self, source: Iterable[object]) -> threading.Thread:
         """Read *source* in a thread; its observations join the queue. The queue gets ``end`` after the last."""
         def pump() -> None:
             try:
                 for obs in source:
                     if self._closed:
                         return
-                    self._queue.put(("obs", obs))
+                    self._queue.put((_Item.OBSERVATION, obs))
             except Exception as exc:     # a broken source is an irregularity, not a crash
                 log.exception("observation source failed")
-                self._queue.put(("source-error", exc))
-            self._queue.put(("end", None))
+                self._queue.put((_Item.SOURCE_ERROR, exc))
+            self._queue.put((_Item.END, None))
         thread = threading.Thread(target=pump, name="source", daemon=True)
         thread.start()
         return thread
@@ -336,14 +312,14 @@ class Service:
                 kind, item = self._queue.get(timeout=0.2)
             except queue.Empty:
                 continue
-            if kind == "obs":
+            if kind is _Item.OBSERVATION:
                 self.handle(item)
-            elif kind == "cmd":
+            elif kind is _Item.COMMAND:
                 self.command(*item)
-            elif kind == "source-error":
+            elif kind is _Item.SOURCE_ERROR:
                 self.counters["source_errors"] += 1
                 self._alarm_irregularity("source-failed", f"the observation source failed: {item}")
-            elif kind == "end" and until_source_ends:
+            elif kind is _Item.END and until_source_ends:
                 self.drain(drain_timeout)
                 return
 
@@ -354,9 +330,9 @@ class Service:
             time.sleep(0.05)
         return not len(self.outbox)
 
-    def handle(self, obs, origin: str = "source") -> list[Event]:
+    def handle(self, obs: object, origin: str = "source") -> list[Event]:
         """One observation: journal, engine, outbox. Returns its events."""
-        if not isinstance(obs, tuple(obs_mod.OBSERVATION_TYPES.values())):
+        if not _is_observation(obs):
             self.counters["bad_observations"] += 1
             log.error("not an observation: %r", obs)
             self._alarm_irregularity("bad-observation", f"the source produced {type(obs).__name__}, not an observation")
@@ -368,7 +344,7 @@ class Service:
         self._enqueue([(e, self.view.apply(e)) for e in events])
         return events
 
-    def _feed(self, obs, replaying: bool = False) -> list[Event]:
+    def _feed(self, obs: Observation, replaying: bool = False) -> list[Event]:
         try:
             return self.engine.feed(obs)
         except Exception as exc:     # deterministic: the replay hits (and skips) it again
@@ -384,7 +360,7 @@ class Service:
             self._seqs[topic] += 1
             return self._seqs[topic]
 
-    def _payload(self, kind: str, topic: str, msg_id: str | None = None, **body) -> str:
+    def _payload(self, kind: PayloadKind, topic: str, msg_id: str | None = None, **body: Any) -> str:
         seq = self._next(topic)
         payload = envelope(kind, self.config.table, self.boot, seq, msg_id or f"{self.boot}-{kind}-{seq}",
                            time.time(), **body)
@@ -392,12 +368,12 @@ class Service:
             self._on_payload(topic, payload)
         return dumps(payload)
 
-    def _enqueue(self, events: list[tuple[Event, dict | None]]) -> None:
+    def _enqueue(self, events: list[tuple[Event, JsonObject | None]]) -> None:
         if not events:
             return
         now = time.time()
         t = self.topics
-        messages = []
+        messages: list[tuple[str, str, bool, float]] = []
         for event, body in events:
             eid = event_id(self.config.table, self.journal.session, event.seq)
             messages.append((t.secure_event, self._payload("secure-event", t.secure_event, eid, event=event.to_dict()),
@@ -461,11 +437,11 @@ class Service:
     def _on_message(self, topic: str, payload: bytes) -> None:
         """From the publisher's thread: queue for the service thread."""
         name = topic.rsplit("/", 1)[-1]
-        self._queue.put(("cmd", (name, payload)))
+        self._queue.put((_Item.COMMAND, (name, payload)))
 
-    def command(self, name: str, raw: bytes) -> dict:
+    def command(self, name: str, raw: bytes) -> JsonObject:
         """Authenticate, validate and apply one command; publish and return the reply body."""
-        reply: dict = {"command": name, "txn": None}
+        reply: JsonObject = {"command": name, "txn": None}
         try:
             cmd = self.gate.parse(name, raw, time.time())
             reply["txn"] = cmd.txn
@@ -504,12 +480,11 @@ class Service:
     def __enter__(self) -> Service:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
 def _txn_of(raw: bytes) -> str | None:
-    import json
     try:
         txn = json.loads(raw).get("txn")
     except (ValueError, AttributeError, UnicodeDecodeError):

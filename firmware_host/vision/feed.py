@@ -7,7 +7,10 @@ the previous frame, then stability, for one frame of a :class:`drivers.camera.Ca
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from calibration.chips import load_models
 from calibration.geometry import load_calibration
@@ -42,7 +45,7 @@ class CameraFeed:
 
     def __init__(self, name: str, camera, calib, models, frames: int = STABLE_FRAMES) -> None:
         self.name, self.camera, self.calib, self.models = name, camera, calib, models
-        self.on_frame = None  # a recorder's hook: each frame read, with its time
+        self.on_frame: Callable[[float, np.ndarray], None] | None = None  # a recorder's hook: each frame, its time
         self.missed = 0  # ticks in a row without a frame
         self.counter = Counter(calib, models)
         self.stability = Stability(frames)
