@@ -41,19 +41,25 @@ STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it 
 MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
 CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
 COLUMN_MARGIN = 0.25  # share of the base's width left out on either side (the rim's steep ends)
-OUTLIER_PX, KEEP_SHARE = 1.5, 0.6  # see Counter._stack
+OUTLIER_PX = 1.5  # px a column's span may stray from the other columns' before it is left out
+KEEP_SHARE = 0.6  # the least share of a stack's columns a count rests on (outliers out, tops against a card)
 STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outline is not one stack's
-CONFIDENT_SIGMAS = 1.5  # see count_confidence
+CONFIDENT_SIGMAS = 1.5  # uncertainties between a confident height and the half-way point to the next count
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
 CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
-CLEAR_ROWS, CLEAR_COLUMNS, CLEAR_SHARE = 2, 3, 0.15  # see Counter._clear_of_card
-INLAY_SHARE, INLAY_MIN = 0.4, 0.15  # see Counter._inlay_peaks
+CLEAR_ROWS = 2  # rows of felt just over a column's top that show it clear of a card like the chip behind
+CLEAR_COLUMNS, CLEAR_SHARE = 3, 0.15  # the fewest such clear columns (number, share of the stack's) to count it
+INLAY_SHARE = 0.4  # share of its learnt contrast a top face's centre must show to confirm a count
+INLAY_MIN = 0.15  # a learnt inlay contrast under this confirms no count (the centre does not stand out)
 INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
-BEYOND_FOOTPRINTS = 0.25  # see Counter._beyond_outline (a plain stack's blob: at most 0.09)
-FOREIGN_CHIPS, FOREIGN_SPREADS, OTHER_SPREADS, SIDE_SHADE = 1.0, 6.0, 4.0, 0.6  # see Counter._foreign_side
+BEYOND_FOOTPRINTS = 0.25  # chip footprints of a blob beyond its stack's outline: not one stack (plain: at most 0.09)
+FOREIGN_CHIPS = 1.0  # chips of another denomination's side under a stack's top: a stack behind it, not one stack
+FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour model is not the top's denomination
+OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
+SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 
 
@@ -176,7 +182,6 @@ class Counter:
         self._felt_high = (1.6, 0.3, bound)
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
-        self._collect: list | None = None  # chip calibration gathers the chips' pixels here
         self._models = {}  # per denomination: the other denominations' models' means and spreads, then its own
         for v in models.chips:
             order = [m for u, m in models.chips.items() if u != v] + [models.chips[v]]
@@ -372,6 +377,13 @@ class Counter:
                 centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
         return centre, face
 
+    def inlay_contrast(self, frame: np.ndarray, stack: StackSeen, chips: int = 1) -> float:
+        """How much brighter the top face's centre (its inlay) is than the face around it, were
+        *stack* (found in *frame*) *chips* high: light-normalised, sum of channels; NaN when out
+        of the picture. Chip calibration learns it per denomination from single chips."""
+        centre, face = self._inlay(frame, np.zeros(2), self.white(frame), stack.x, stack.y, [chips])
+        return float(centre[0] - face[0])
+
     def _inlay_peaks(self, crop, origin, white, x: float, y: float, n: int, value: int | None) -> bool:
         """Whether the top face's centre is where a stack of *n* chips has it: its inlay brighter
         than the face around it by at least ``INLAY_SHARE`` of what the chip calibration measured,
@@ -566,8 +578,13 @@ class Counter:
         return cv2.inRange(parts, self._felt_low, self._felt_high) == 0
 
     # -- counting ----------------------------------------------------------------------------
-    def count(self, frame: np.ndarray, previous: np.ndarray | None = None) -> FrameResult:
-        """What every zone holds in *frame*; *previous* (the frame before) detects motion."""
+    def count(self, frame: np.ndarray, previous: np.ndarray | None = None, *,
+              collect: list[np.ndarray] | None = None) -> FrameResult:
+        """What every zone holds in *frame*; *previous* (the frame before) detects motion.
+
+        *collect*, for chip calibration: each stack's own pixels (light-normalised BGR, N x 3)
+        are appended to it as the stack is read.
+        """
         if frame.shape[1::-1] != tuple(self.calib.image_size):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the calibration "
                              f"{self.calib.image_size[0]}x{self.calib.image_size[1]}")
@@ -601,7 +618,7 @@ class Counter:
                 cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
-                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present)
+                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
         return FrameResult(zones, cards, tuple(float(c) for c in white))
 
     def _card(self, inside: np.ndarray, name: str, f, fg: np.ndarray, motion: bool) -> CardSeen:
@@ -616,7 +633,8 @@ class Counter:
         return CardSeen(name, bool(present), face_up, motion)
 
     def _zone(self, roi: _Roi, crop: np.ndarray, f: np.ndarray, fg: np.ndarray, motion: bool,
-              white: np.ndarray | None = None, cards_present: frozenset = frozenset()) -> ZoneCount:
+              white: np.ndarray | None = None, cards_present: frozenset = frozenset(),
+              collect: list[np.ndarray] | None = None) -> ZoneCount:
         name = roi.zone.name
         felt_bgr = None
         fg_raw = fg
@@ -685,7 +703,7 @@ class Counter:
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
             stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
-                                      white, (x, y), fg_raw, own.astype(bool), split, standing))
+                                      white, (x, y), fg_raw, own.astype(bool), split, standing, collect))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -700,7 +718,8 @@ class Counter:
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
                white: np.ndarray | None = None, at: tuple[int, int] = (0, 0),
                not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
-               card_px: np.ndarray | None = None, standing: np.ndarray | None = None) -> StackSeen:
+               card_px: np.ndarray | None = None, standing: np.ndarray | None = None,
+               collect: list[np.ndarray] | None = None) -> StackSeen:
         top_z = self.t * self.calib.layout.max_stack
         ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
         rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
@@ -717,11 +736,11 @@ class Counter:
             return StackSeen(cx, cy, None, 0, 0.0)
         colour = _median(face, 0)
         value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
-        if self._collect is not None and white is not None:  # chip calibration: the chip's own pixels
+        if collect is not None and white is not None:  # chip calibration: the chip's own pixels
             core = cv2.erode(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
             x, y = at
             pix = crop[y:y + blob.shape[0], x:x + width][core].astype(np.float32)
-            self._collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
+            collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
         direction = self._directions.get(value)
         card = card_px is not None and card_px.any()
         seen = None
@@ -922,17 +941,17 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     in (``chips.edge_direction``, from its chips' pixels) and calibrate the edge bias: a
     single chip's silhouette, measured as a stack's is, should be exactly one chip's
     geometry; the median excess is subtracted from every stack. They also measure how much
-    brighter each denomination's centre (its inlay) is than its face (see ``Counter._inlay``).
+    brighter each denomination's centre (its inlay) is than its face (``Counter.inlay_contrast``).
     """
     from calibration.chips import edge_direction, learn
     felt = felt_model(calib, shows[min(shows)], zone)
     finder = Counter(calib, ChipModels({}, felt))
     seen, pixels = {}, {}
     for v, img in shows.items():
-        finder._collect = []
-        result = finder.count(img)
+        collected: list[np.ndarray] = []
+        result = finder.count(img, collect=collected)
         seen[v] = [s for zc in result.zones.values() for s in zc.stacks if s.colour is not None]
-        pixels[v] = np.vstack(finder._collect) if finder._collect else np.zeros((0, 3), np.float32)
+        pixels[v] = np.vstack(collected) if collected else np.zeros((0, 3), np.float32)
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions)
@@ -943,9 +962,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         mine = [s for s in stacks if s.value == v] or stacks
         if mine:
             excess[v] = float(np.median([s.excess_px for s in mine]))
-            white = counter.white(img)
-            inlay[v] = float(np.median([np.subtract(*counter._inlay(img, np.zeros(2), white, s.x, s.y, [1]))[0]
-                                        for s in mine]))
+            inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
     return learn(samples, felt, excess, directions, inlay)
 
 
