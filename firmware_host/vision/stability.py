@@ -6,6 +6,7 @@ import numpy as np
 from firmware_host.observations import ChipsInZone
 from firmware_host.vision.counter import INLAY_CONFIDENCE, FrameResult, ZoneCount, count_confidence
 
+
 class Stability:
     """Per-zone stability: a zone's chips become a :class:`ChipsInZone` after N still frames.
 
@@ -25,7 +26,7 @@ class Stability:
         self.frames, self.match_mm, self.min_confidence = frames, match_mm, min_confidence
         self.max_spread = max_spread  # chips: how much one stack's height may vary over the held frames
         self._history: dict[str, list[ZoneCount]] = {}
-        self._reported: dict[str, tuple] = {}
+        self._reported: dict[str, tuple[tuple[int, int], ...]] = {}
         self._state: dict[str, str] = {}
 
     def state(self, zone: str) -> str:
