@@ -1,11 +1,12 @@
-"""Chip counting per betting zone, face-up cards, stability and camera health.
+"""Chip counting per betting zone and the card areas, one frame at a time; the chip calibration.
 
 Functional core: :meth:`Counter.count` takes a frame (and the previous one, for
-motion) and returns what each zone holds in that frame; :class:`Stability`
+motion) and returns what each zone holds in that frame; ``vision.stability``
 turns per-frame counts into :class:`ChipsInZone` observations only once a
-zone has held the same stacks for N frames with no motion; :class:`CameraHealth`
+zone has held the same stacks for N frames with no motion; ``vision.health``
 turns frame arrival into :class:`DeviceFault` observations. Time is always
-passed in.
+passed in. :func:`learn_chips` learns the chips' colours through the counter's
+public hooks (``count(..., collect=...)``, :meth:`Counter.inlay_contrast`).
 
 Per zone, only its region of interest is read: light normalised against the
 white reference patch, pixels unlike the felt grouped into blobs; a blob of
