@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import cv2
@@ -35,7 +36,8 @@ _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
 _RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
                          np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
 
-__all__ = ["CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "count_confidence", "learn_chips"]
+__all__ = ["CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
+           "learn_chips"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 MIN_CONFIDENCE = 0.5
@@ -83,12 +85,20 @@ class StackSeen:
     inlay: int | None = None  # the count the top face's centre confirmed, when the height alone was not enough
 
 
+class ZoneStatus(StrEnum):
+    """How a chip zone was read in one frame."""
+
+    OK = "ok"  # every stack counted with confidence
+    OCCLUDED = "occluded"  # an arm or a hand over it, or the reference patch covered: nothing read
+    UNCERTAIN = "uncertain"  # a stack not counted with confidence: never a guess
+
+
 @dataclass(frozen=True)
 class ZoneCount:
-    """A chip zone in one frame: ``ok``, ``occluded`` or ``uncertain``; what it holds; motion."""
+    """A chip zone in one frame: how it was read; what it holds; motion."""
 
     zone: str
-    status: str
+    status: ZoneStatus
     amount: int
     chips: tuple[tuple[int, int], ...]
     stacks: tuple[StackSeen, ...]
@@ -622,7 +632,7 @@ class Counter:
         if not seen and previous is not None and self.reference_ok(previous):
             white = self.white(previous)  # an arm passing over the patch: the light of a frame ago
         elif not seen:  # the patch covered (or dark) for more than a frame: nothing is read
-            zones = {r.zone.name: ZoneCount(r.zone.name, "occluded", 0, (), (), 0.0, True)
+            zones = {r.zone.name: ZoneCount(r.zone.name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, True)
                      for r in self.rois if r.zone.kind != "cards"}
             cards = {r.zone.name: CardSeen(r.zone.name, False, False, True)
                      for r in self.rois if r.zone.kind == "cards"}
@@ -713,7 +723,7 @@ class Counter:
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
             if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
                 if (labels[roi.mask] == i).sum() > 0.2 * width * width:  # over the zone itself: an arm
-                    return ZoneCount(name, "occluded", 0, (), (), 0.0, motion)
+                    return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
                 continue  # a card or an arm beside the zone
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
@@ -744,7 +754,7 @@ class Counter:
                 counts[s.value] = counts.get(s.value, 0) + s.count
         chips = tuple(sorted(((v, c) for v, c in counts.items() if c), reverse=True))
         amount = sum(v * c for v, c in chips)
-        status = "ok" if worst >= MIN_CONFIDENCE else "uncertain"
+        status = ZoneStatus.OK if worst >= MIN_CONFIDENCE else ZoneStatus.UNCERTAIN
         return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion)
 
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
