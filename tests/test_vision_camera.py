@@ -8,9 +8,9 @@ import pytest
 
 from calibration.geometry import calibrate_table, load_layout
 from drivers.camera import open_device, open_replay
+from firmware_host.observations import DeviceFault, DeviceRecovered
 from firmware_host.vision import counter as vision
 from firmware_host.vision.health import CameraHealth
-from firmware_host.observations import DeviceFault, DeviceRecovered
 
 DATA = Path("tests/data/vision")
 
@@ -101,8 +101,8 @@ def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
 
 
 def test_a_feed_turns_the_clip_into_observations(health_counter):
-    from firmware_host.vision.feed import CameraFeed
     from firmware_host.observations import ChipsInZone
+    from firmware_host.vision.feed import CameraFeed
     with open_replay(str(DATA / "clip_right.mp4")) as camera:
         feed = CameraFeed("right", camera, health_counter.calib, health_counter.models)
         out = [o for t in range(100, 160) for o in feed.tick(float(t))]
@@ -129,9 +129,9 @@ def test_a_camera_knocked_out_of_its_calibrated_pose_is_a_fault_and_counts_nothi
     two checks finding them moved raise `moved`, and the camera reports no chips until a check
     finds them back in place; the chips it reported before are not reported twice."""
     from calibration.geometry import CameraModel
-    from firmware_host.vision.feed import CameraFeed
     from firmware_host.observations import ChipsInZone
     from firmware_host.sim.render import HOUSE_004, Scene, Stack, mount_camera, render
+    from firmware_host.vision.feed import CameraFeed
     layout = load_layout("hardware/camera/table8.toml").view("right")
     calib = calibrate_table(cv2.imread(str(DATA / "table_right.jpg")), layout)
     models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_right_{v}.jpg")) for v in HOUSE_004})

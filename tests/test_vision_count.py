@@ -5,11 +5,11 @@ import pytest
 
 from calibration.chips import ConfusableColours, load_models
 from calibration.geometry import calibrate_table, load_layout
+from firmware_host.observations import ChipsInZone
+from firmware_host.sim.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
 from firmware_host.vision import counter as vision
 from firmware_host.vision.faceup import FaceUp
 from firmware_host.vision.stability import Stability
-from firmware_host.observations import ChipsInZone
-from firmware_host.sim.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
 
 LAYOUT = "hardware/camera/table8.toml"
 DATA = "tests/data/vision"

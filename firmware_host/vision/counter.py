@@ -1,11 +1,12 @@
-"""Chip counting per betting zone, face-up cards, stability and camera health.
+"""Chip counting per betting zone and the card areas, one frame at a time; the chip calibration.
 
 Functional core: :meth:`Counter.count` takes a frame (and the previous one, for
-motion) and returns what each zone holds in that frame; :class:`Stability`
+motion) and returns what each zone holds in that frame; ``vision.stability``
 turns per-frame counts into :class:`ChipsInZone` observations only once a
-zone has held the same stacks for N frames with no motion; :class:`CameraHealth`
+zone has held the same stacks for N frames with no motion; ``vision.health``
 turns frame arrival into :class:`DeviceFault` observations. Time is always
-passed in.
+passed in. :func:`learn_chips` learns the chips' colours through the counter's
+public hooks (``count(..., collect=...)``, :meth:`Counter.inlay_contrast`).
 
 Per zone, only its region of interest is read: light normalised against the
 white reference patch, pixels unlike the felt grouped into blobs; a blob of
@@ -19,12 +20,15 @@ never a guess. See ``docs/vision.md``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
 
 import cv2
 import numpy as np
 
-from calibration.chips import ChipModels, features
+from calibration.chips import ChipModels, ColourModel, features
 from calibration.geometry import TableCalibration, Zone
 
 _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
@@ -32,7 +36,8 @@ _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
 _RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
                          np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
 
-__all__ = ["CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "count_confidence", "learn_chips"]
+__all__ = ["CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
+           "learn_chips"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 MIN_CONFIDENCE = 0.5
@@ -41,19 +46,25 @@ STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it 
 MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
 CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
 COLUMN_MARGIN = 0.25  # share of the base's width left out on either side (the rim's steep ends)
-OUTLIER_PX, KEEP_SHARE = 1.5, 0.6  # see Counter._stack
+OUTLIER_PX = 1.5  # px a column's span may stray from the other columns' before it is left out
+KEEP_SHARE = 0.6  # the least share of a stack's columns a count rests on (outliers out, tops against a card)
 STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outline is not one stack's
-CONFIDENT_SIGMAS = 1.5  # see count_confidence
+CONFIDENT_SIGMAS = 1.5  # uncertainties between a confident height and the half-way point to the next count
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
 CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
-CLEAR_ROWS, CLEAR_COLUMNS, CLEAR_SHARE = 2, 3, 0.15  # see Counter._clear_of_card
-INLAY_SHARE, INLAY_MIN = 0.4, 0.15  # see Counter._inlay_peaks
+CLEAR_ROWS = 2  # rows of felt just over a column's top that show it clear of a card like the chip behind
+CLEAR_COLUMNS, CLEAR_SHARE = 3, 0.15  # the fewest such clear columns (number, share of the stack's) to count it
+INLAY_SHARE = 0.4  # share of its learnt contrast a top face's centre must show to confirm a count
+INLAY_MIN = 0.15  # a learnt inlay contrast under this confirms no count (the centre does not stand out)
 INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
-BEYOND_FOOTPRINTS = 0.25  # see Counter._beyond_outline (a plain stack's blob: at most 0.09)
-FOREIGN_CHIPS, FOREIGN_SPREADS, OTHER_SPREADS, SIDE_SHADE = 1.0, 6.0, 4.0, 0.6  # see Counter._foreign_side
+BEYOND_FOOTPRINTS = 0.25  # chip footprints of a blob beyond its stack's outline: not one stack (plain: at most 0.09)
+FOREIGN_CHIPS = 1.0  # chips of another denomination's side under a stack's top: a stack behind it, not one stack
+FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour model is not the top's denomination
+OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
+SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 
 
@@ -74,12 +85,20 @@ class StackSeen:
     inlay: int | None = None  # the count the top face's centre confirmed, when the height alone was not enough
 
 
+class ZoneStatus(StrEnum):
+    """How a chip zone was read in one frame."""
+
+    OK = "ok"  # every stack counted with confidence
+    OCCLUDED = "occluded"  # an arm or a hand over it, or the reference patch covered: nothing read
+    UNCERTAIN = "uncertain"  # a stack not counted with confidence: never a guess
+
+
 @dataclass(frozen=True)
 class ZoneCount:
-    """A chip zone in one frame: ``ok``, ``occluded`` or ``uncertain``; what it holds; motion."""
+    """A chip zone in one frame: how it was read; what it holds; motion."""
 
     zone: str
-    status: str
+    status: ZoneStatus
     amount: int
     chips: tuple[tuple[int, int], ...]
     stacks: tuple[StackSeen, ...]
@@ -104,6 +123,14 @@ class FrameResult:
     white: tuple[float, float, float]
 
 
+# a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
+# from that colour to the chip's top face (card 0, chip 1); see Counter._card_contrast
+_CardContrast = tuple[np.ndarray, np.ndarray, np.ndarray]
+# a stack's measured columns (crop), their silhouette heights (px) and bottom rows, whether each top
+# is near a card and clear of it (None without a card); see Counter._column_spans
+_ColumnSpans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
+
+
 @dataclass
 class _Roi:
     zone: Zone
@@ -112,7 +139,7 @@ class _Roi:
     x1: int
     y1: int
     mask: np.ndarray  # the zone's own pixels (card areas) in the ROI
-    cards: dict | None = None  # chip zones: card area name -> its pixels (flat on the felt) in the ROI
+    cards: dict[str, np.ndarray] = field(default_factory=dict)  # chip zones: card area -> its pixels (flat) in the ROI
 
 
 class Counter:
@@ -138,7 +165,7 @@ class Counter:
             x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
             mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
             cv2.fillPoly(mask, [np.round(self.cam.project(poly) - (x0, y0)).astype(np.int32)], 1)
-            cards = {}
+            cards: dict[str, np.ndarray] = {}
             if zone.kind != "cards":  # where a card lying flat in one of this camera's card areas would be
                 for area in lay.zones:
                     if area.kind == "cards":
@@ -166,7 +193,7 @@ class Counter:
         felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
         B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
         self._felt_norm = float(np.linalg.norm(felt))
-        self._last_grey: tuple = (None, None)
+        self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
         self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
         normal = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
         normal /= max(float(np.linalg.norm(normal)), 1e-9)
@@ -176,8 +203,8 @@ class Counter:
         self._felt_high = (1.6, 0.3, bound)
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
-        self._collect: list | None = None  # chip calibration gathers the chips' pixels here
-        self._models = {}  # per denomination: the other denominations' models' means and spreads, then its own
+        # per denomination: the other denominations' models' means and spreads, then its own
+        self._models: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         for v in models.chips:
             order = [m for u, m in models.chips.items() if u != v] + [models.chips[v]]
             self._models[v] = (np.array([m.mean for m in order], np.float32), np.array([m.spread for m in order],
@@ -187,7 +214,8 @@ class Counter:
     def white(self, frame: np.ndarray) -> np.ndarray:
         """The reference patch's colour in *frame* (BGR)."""
         y0, y1, x0, x1 = self.ref_box
-        return frame[y0:y1, x0:x1][self.ref_mask].mean(0)
+        white: np.ndarray = frame[y0:y1, x0:x1][self.ref_mask].mean(0)
+        return white
 
     def reference_ok(self, frame: np.ndarray) -> bool:
         """Whether the reference patch is seen whole: even (a hand or a chip over part of it is not)
@@ -202,12 +230,14 @@ class Counter:
         """Image outline of a chip's circle centred at (x, y) at height z (N x 2)."""
         shape = self._ring_shape if shape is None else shape
         h = shape + (self._P[:, 0] * x + self._P[:, 1] * y + self._P[:, 2] * z + self._P[:, 3])[:, None]
-        return (h[:2] / h[2]).T
+        outline: np.ndarray = (h[:2] / h[2]).T
+        return outline
 
     def _rough_base(self, u: float, v: float) -> np.ndarray:
         q = cv2.perspectiveTransform(np.array([[[u, v]]], np.float64), self.H_inv).reshape(2)
         d = q - self.cam_xy
-        return q + d / np.linalg.norm(d) * self.r
+        base: np.ndarray = q + d / np.linalg.norm(d) * self.r
+        return base
 
     def _base(self, u: float, v: float) -> tuple[float, float]:
         """The stack centre (mm) whose base outline is centred on column *u* with its lowest point at row *v*."""
@@ -227,7 +257,8 @@ class Counter:
         mid = ring[:, 1].mean()
         half = ring[ring[:, 1] < mid] if upper else ring[ring[:, 1] >= mid]
         order = np.argsort(half[:, 0])
-        return np.interp(cols, half[order, 0], half[order, 1])
+        rows: np.ndarray = np.interp(cols, half[order, 0], half[order, 1])
+        return rows
 
     def _predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int, per_column: bool = False) -> np.ndarray:
         """Mean silhouette height over *cols* of a stack of 0..*most* chips at (x, y).
@@ -250,10 +281,10 @@ class Counter:
         spans = bottom - np.minimum.accumulate(tops, axis=0)
         return spans if per_column else spans.mean(1)
 
-    def _column_spans(self, crop, origin, x: float, y: float, felt: np.ndarray, z: float,
+    def _column_spans(self, crop: np.ndarray, origin: tuple[int, int], x: float, y: float, felt: np.ndarray, z: float,
                       white: np.ndarray | None = None, direction: np.ndarray | None = None,
                       not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
-                      card: tuple | None = None):
+                      card: _CardContrast | None = None) -> _ColumnSpans | None:
         """Sub-pixel silhouette height (crop coordinates) at the columns both the base and the top
         face of a stack about *z* mm high cover: there the top is the top face's rim, not the side.
 
@@ -278,7 +309,8 @@ class Counter:
         top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
         near_top = self._ring(x, y, z) - origin
         u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
-        cols = np.arange(int(np.ceil(u0 + COLUMN_MARGIN * (u1 - u0))), int(np.floor(u1 - COLUMN_MARGIN * (u1 - u0))) + 1)
+        cols = np.arange(int(np.ceil(u0 + COLUMN_MARGIN * (u1 - u0))),
+                         int(np.floor(u1 - COLUMN_MARGIN * (u1 - u0))) + 1)
         r0, r1 = int(max(top[:, 1].min() - 6, 0)), int(min(base[:, 1].max() + 9, crop.shape[0]))
         cols = cols[(cols >= 0) & (cols < crop.shape[1])]
         if len(cols) < 2 or r1 - r0 < 6:
@@ -309,10 +341,12 @@ class Counter:
             return None
         at = np.arange(n_cols)
 
-        def profile(felt_rows):  # the column's felt from the given rows, then the profile against it
+        def profile(felt_rows: np.ndarray) -> np.ndarray:
+            """The column's felt from the given rows, then the profile against it."""
             local = sub[np.clip(felt_rows, 0, n_rows - 1), at].mean(0)  # columns x BGR
             diff = (sub - local) * scale
-            return diff @ direction if direction is not None else np.linalg.norm(diff, axis=-1)
+            along: np.ndarray = diff @ direction if direction is not None else np.linalg.norm(diff, axis=-1)
+            return along
 
         above = profile(top_row[None, :] - np.arange(3, 7)[:, None])
         below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
@@ -349,7 +383,8 @@ class Counter:
         bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)
         return cols, bottoms - tops, bottoms + r0, backed, clear
 
-    def _inlay(self, crop, origin, white, x: float, y: float, counts) -> tuple[np.ndarray, np.ndarray]:
+    def _inlay(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float,
+               counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """The top face's centre (its inlay) and the face around it, were the stack *counts* chips
         high: their median brightness (light-normalised, sum of channels) per count (NaN where
         out of the crop)."""
@@ -372,13 +407,21 @@ class Counter:
                 centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
         return centre, face
 
-    def _inlay_peaks(self, crop, origin, white, x: float, y: float, n: int, value: int | None) -> bool:
+    def inlay_contrast(self, frame: np.ndarray, stack: StackSeen, chips: int = 1) -> float:
+        """How much brighter the top face's centre (its inlay) is than the face around it, were
+        *stack* (found in *frame*) *chips* high: light-normalised, sum of channels; NaN when out
+        of the picture. Chip calibration learns it per denomination from single chips."""
+        centre, face = self._inlay(frame, (0, 0), self.white(frame), stack.x, stack.y, [chips])
+        return float(centre[0] - face[0])
+
+    def _inlay_peaks(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float, n: int,
+                     value: int | None) -> bool:
         """Whether the top face's centre is where a stack of *n* chips has it: its inlay brighter
         than the face around it by at least ``INLAY_SHARE`` of what the chip calibration measured,
         and more so than one chip lower or higher. A top measured against a card like the chip
         that is the card's edge, not the chip's, has it chips lower. False for a denomination
         whose inlay was not seen to stand out (``INLAY_MIN``)."""
-        learnt = self.models.inlay.get(value, 0.0)
+        learnt = self.models.inlay.get(value, 0.0) if value is not None else 0.0
         if learnt < INLAY_MIN:
             return False
         counts = [n - 1, n, n + 1] if n > 1 else [n, n + 1]
@@ -389,7 +432,8 @@ class Counter:
         return bool(centre[at] - face[at] >= INLAY_SHARE * learnt and np.argmax(centre) == at
                     and np.sum(centre == centre[at]) == 1)
 
-    def _clear_of_card(self, cols, spans, bottoms, columns, bias, not_felt):
+    def _clear_of_card(self, cols: np.ndarray, spans: np.ndarray, bottoms: np.ndarray, columns: np.ndarray,
+                       bias: float, not_felt: np.ndarray) -> np.ndarray | None:
         """The columns of a stack whose top is seen against the felt when a card like the chip lies
         just beyond it (a red back behind a red stack): None when too few are.
 
@@ -409,7 +453,8 @@ class Counter:
         keep = clear & (chips - chips[clear].min() <= 0.5)
         return keep if keep.sum() >= max(CLEAR_COLUMNS, CLEAR_SHARE * len(cols)) else None
 
-    def _beyond_outline(self, blob, at, origin, x: float, y: float, count: int) -> float:
+    def _beyond_outline(self, blob: np.ndarray, at: tuple[int, int], origin: tuple[int, int], x: float, y: float,
+                        count: int) -> float:
         """How much of a stack's blob lies beyond the outline of *count* chips stacked at (x, y)
         (widened by 2 px for the blur), in chip footprints on the felt: a stack standing behind
         it and seen beside it, merged with it in the picture, which no column measured."""
@@ -422,15 +467,15 @@ class Counter:
         footprint = float(np.ptp(ring[:, 0]) * np.ptp(ring[:, 1]) * np.pi / 4)
         return float(np.count_nonzero(blob) - np.count_nonzero(blob & near.view(bool))) / max(footprint, 1.0)
 
-    def _foreign_side(self, crop, white, cols, tops, bottoms, value, ell: int) -> float:
+    def _foreign_side(self, crop: np.ndarray, white: np.ndarray | None, cols: np.ndarray, tops: np.ndarray,
+                      bottoms: np.ndarray, value: int | None, ell: int) -> float:
         """How many rows (px) of a stack's side, under its top face, are another denomination's
         colour: a stack standing behind another in the picture, its top over the other's, reads
         as one taller stack of the colour of its top. Each row's colour is its median over the
         measured columns (a white spot covers few of them); a row is another denomination's when
         its chroma is over ``FOREIGN_SPREADS`` from the top's model and within ``OTHER_SPREADS``
         of another's, at a level between that chip's shaded side and its face."""
-        model = self.models.chips.get(value)
-        if model is None or white is None or len(cols) == 0 or len(self._models[value][0]) < 2:
+        if value not in self._models or white is None or len(cols) == 0 or len(self._models[value][0]) < 2:
             return 0.0
         r0 = int(np.ceil(float(np.sort(tops)[len(tops) // 2]))) + ell + 1
         r1 = int(np.floor(float(np.sort(bottoms)[len(bottoms) // 2]))) - 1
@@ -473,7 +518,8 @@ class Counter:
         edge = np.sqrt(power / max(n - 1, 1) / n_eff) / per_chip
         return float(np.sqrt(top ** 2 + edge ** 2 + CALIBRATION_SIGMA ** 2))
 
-    def _card_contrast(self, crop, card_px, at, shape, white, value, not_felt):
+    def _card_contrast(self, crop: np.ndarray, card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, ...],
+                       white: np.ndarray | None, value: int | None, not_felt: np.ndarray) -> _CardContrast | None:
         """How to tell a split stack's top from the cards beside it: (card, colour, direction),
         the card's pixels near the stack (ROI mask), its light-normalised colour and the
         direction from it to the chip's top face (card 0, chip 1). None when the cards look
@@ -482,7 +528,7 @@ class Counter:
 
         The card's pixels are those of the card's colour joined to the card beside the stack
         (the chip's own white spots are of the card's colour too, but ringed by the chip's)."""
-        model = self.models.chips.get(value)
+        model = self.models.chips.get(value) if value is not None else None
         if model is None or white is None:
             return None
         beside = _beside(card_px, at, shape)
@@ -507,7 +553,9 @@ class Counter:
         region[:y + height, w0:w1] = joined[labels]
         return region, card, d.astype(np.float32)
 
-    def _split_colour(self, crop, card_px, lying, at, shape, white, not_felt, own, ell):
+    def _split_colour(self, crop: np.ndarray, card_px: np.ndarray, lying: np.ndarray, at: tuple[int, int],
+                      shape: tuple[int, ...], white: np.ndarray | None, not_felt: np.ndarray, own: np.ndarray,
+                      ell: int) -> np.ndarray | None:
         """A split stack's top face colour before its denomination is known: the top rows, in its
         middle columns, of its blob joined again to its pixels on the card area, less the pixels
         of the card's colour joined to the card beside it (a split blob's own top rows may be
@@ -538,7 +586,8 @@ class Counter:
         first = np.argmax(ext[:, cols - lo], axis=0).astype(float)
         return self._top_colour(crop, white, cols, first, ell)
 
-    def _top_colour(self, crop, white, cols, tops, ell):
+    def _top_colour(self, crop: np.ndarray, white: np.ndarray | None, cols: np.ndarray, tops: np.ndarray,
+                    ell: int) -> np.ndarray | None:
         """Median colour of the top face just under the measured tops (crop rows) at *cols*."""
         if white is None:
             return None
@@ -553,9 +602,10 @@ class Counter:
         pix = win[np.minimum(rows, win.shape[0] - 1), (cols - c0)[None, :]][ok]
         if len(pix) < 3:
             return None
-        return np.median(features(pix, white), 0)
+        colour: np.ndarray = np.median(features(pix, white), 0)
+        return colour
 
-    def _base_pixel(self, c) -> np.ndarray:
+    def _base_pixel(self, c: np.ndarray | tuple[float, float]) -> np.ndarray:
         ring = self._ring(c[0], c[1], 0.0)
         return np.array([(ring[:, 0].min() + ring[:, 0].max()) / 2, ring[:, 1].max()])
 
@@ -563,11 +613,17 @@ class Counter:
         """Pixels that are not felt: not the felt's colour at some light level plus some white glare."""
         scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
         parts = cv2.transform(crop.astype(np.float32), self._split * scale)  # (felt level, glare, residual)
-        return cv2.inRange(parts, self._felt_low, self._felt_high) == 0
+        off: np.ndarray = cv2.inRange(parts, self._felt_low, self._felt_high) == 0
+        return off
 
     # -- counting ----------------------------------------------------------------------------
-    def count(self, frame: np.ndarray, previous: np.ndarray | None = None) -> FrameResult:
-        """What every zone holds in *frame*; *previous* (the frame before) detects motion."""
+    def count(self, frame: np.ndarray, previous: np.ndarray | None = None, *,
+              collect: list[np.ndarray] | None = None) -> FrameResult:
+        """What every zone holds in *frame*; *previous* (the frame before) detects motion.
+
+        *collect*, for chip calibration: each stack's own pixels (light-normalised BGR, N x 3)
+        are appended to it as the stack is read.
+        """
         if frame.shape[1::-1] != tuple(self.calib.image_size):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the calibration "
                              f"{self.calib.image_size[0]}x{self.calib.image_size[1]}")
@@ -576,16 +632,18 @@ class Counter:
         if not seen and previous is not None and self.reference_ok(previous):
             white = self.white(previous)  # an arm passing over the patch: the light of a frame ago
         elif not seen:  # the patch covered (or dark) for more than a frame: nothing is read
-            zones = {r.zone.name: ZoneCount(r.zone.name, "occluded", 0, (), (), 0.0, True)
+            zones = {r.zone.name: ZoneCount(r.zone.name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, True)
                      for r in self.rois if r.zone.kind != "cards"}
-            cards = {r.zone.name: CardSeen(r.zone.name, False, False, True) for r in self.rois if r.zone.kind == "cards"}
+            cards = {r.zone.name: CardSeen(r.zone.name, False, False, True)
+                     for r in self.rois if r.zone.kind == "cards"}
             self._last_grey = (frame, _half_grey(frame))
-            return FrameResult(zones, cards, tuple(float(c) for c in white))
+            return FrameResult(zones, cards, _bgr(float(c) for c in white))
         zones, cards = {}, {}
         change = None
         grey = _half_grey(frame)
         if previous is not None:  # half-scale grey difference, once for the whole frame
-            before = self._last_grey[1] if self._last_grey[0] is previous else _half_grey(previous)
+            last = self._last_grey
+            before = last[1] if last is not None and last[0] is previous else _half_grey(previous)
             change = cv2.absdiff(grey, before) > MOTION_LEVEL
         self._last_grey = (frame, grey)  # the next frame's *previous*: not converted twice
         for roi in self.rois:
@@ -601,10 +659,10 @@ class Counter:
                 cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
-                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present)
-        return FrameResult(zones, cards, tuple(float(c) for c in white))
+                zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
+        return FrameResult(zones, cards, _bgr(float(c) for c in white))
 
-    def _card(self, inside: np.ndarray, name: str, f, fg: np.ndarray, motion: bool) -> CardSeen:
+    def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
         area = inside.sum()
         sel = inside & fg
         present = sel.sum() > 0.15 * area
@@ -615,8 +673,9 @@ class Counter:
             face_up = bool(white.sum() > 0.55 * len(c))
         return CardSeen(name, bool(present), face_up, motion)
 
-    def _zone(self, roi: _Roi, crop: np.ndarray, f: np.ndarray, fg: np.ndarray, motion: bool,
-              white: np.ndarray | None = None, cards_present: frozenset = frozenset()) -> ZoneCount:
+    def _zone(self, roi: _Roi, crop: np.ndarray, f: _Lazy, fg: np.ndarray, motion: bool,
+              white: np.ndarray, cards_present: frozenset[str] = frozenset(),
+              collect: list[np.ndarray] | None = None) -> ZoneCount:
         name = roi.zone.name
         felt_bgr = None
         fg_raw = fg
@@ -624,12 +683,14 @@ class Counter:
         for area, pixels in roi.cards.items():
             if area in cards_present:
                 cut = pixels if cut is None else cut | pixels
-        standing = card_px = None  # when a stack is merged with a card: what stands, what lies on the card areas
+        standing: np.ndarray | None = None  # when a stack is merged with a card: what stands,
+        card_px: np.ndarray | None = None  # what lies on the card areas
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         n, labels, stats, _ = _components(fg)
         h, w = fg.shape
         stacks, worst = [], 1.0
-        work = [(labels, i, stats[i], None) for i in range(1, n)]  # split: the pixels a card may hold
+        work: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None]] = [  # split: the pixels a card may hold
+            (labels, i, stats[i], None) for i in range(1, n)]
         while work:
             labels, i, (x, y, bw, bh, area), split = work.pop()
             if area < 12:
@@ -651,7 +712,7 @@ class Counter:
                     part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
                     part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
                     m, sub, sub_stats, _ = _components(part)
-                    if standing is None:
+                    if standing is None or card_px is None:
                         standing = _standing(fg_raw, cut)
                         card_px = cut & fg_raw & ~standing
                     beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
@@ -662,7 +723,7 @@ class Counter:
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
             if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
                 if (labels[roi.mask] == i).sum() > 0.2 * width * width:  # over the zone itself: an arm
-                    return ZoneCount(name, "occluded", 0, (), (), 0.0, motion)
+                    return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
                 continue  # a card or an arm beside the zone
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
@@ -685,7 +746,7 @@ class Counter:
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
             stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
-                                      white, (x, y), fg_raw, own.astype(bool), split, standing))
+                                      white, (x, y), fg_raw, own.astype(bool), split, standing, collect))
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
@@ -693,14 +754,14 @@ class Counter:
                 counts[s.value] = counts.get(s.value, 0) + s.count
         chips = tuple(sorted(((v, c) for v, c in counts.items() if c), reverse=True))
         amount = sum(v * c for v, c in chips)
-        status = "ok" if worst >= MIN_CONFIDENCE else "uncertain"
+        status = ZoneStatus.OK if worst >= MIN_CONFIDENCE else ZoneStatus.UNCERTAIN
         return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion)
 
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
-               white: np.ndarray | None = None, at: tuple[int, int] = (0, 0),
-               not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
-               card_px: np.ndarray | None = None, standing: np.ndarray | None = None) -> StackSeen:
+               white: np.ndarray, at: tuple[int, int], not_felt: np.ndarray, own: np.ndarray,
+               card_px: np.ndarray | None = None, standing: np.ndarray | None = None,
+               collect: list[np.ndarray] | None = None) -> StackSeen:
         top_z = self.t * self.calib.layout.max_stack
         ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
         rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
@@ -717,15 +778,16 @@ class Counter:
             return StackSeen(cx, cy, None, 0, 0.0)
         colour = _median(face, 0)
         value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
-        if self._collect is not None and white is not None:  # chip calibration: the chip's own pixels
+        if collect is not None and white is not None:  # chip calibration: the chip's own pixels
             core = cv2.erode(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
             x, y = at
             pix = crop[y:y + blob.shape[0], x:x + width][core].astype(np.float32)
-            self._collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
-        direction = self._directions.get(value)
+            collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
+        direction = self._directions.get(value) if value is not None else None
         card = card_px is not None and card_px.any()
         seen = None
         if card:  # the denomination from the top face, which the card area may have cut off the blob
+            assert card_px is not None  # (card says so)
             lying = card_px & ~standing if standing is not None else card_px  # not a stack beside it
             again = self._split_colour(crop, card_px, lying, at, blob.shape, white, not_felt, own, ell)
             read, read_conf = self.models.classify(again) if again is not None and self.models.chips else (None, 0.0)
@@ -737,7 +799,9 @@ class Counter:
                 seen = self._card_contrast(crop, lying, at, blob.shape, white, value, not_felt)
         own0 = own
 
-        def extend(seen):  # the stack's pixels on the card area are its own, less a card unlike the chip
+        def extend(seen: _CardContrast | None) -> np.ndarray:
+            """The stack's pixels on the card area are its own, less a card unlike the chip."""
+            assert card_px is not None  # (extended only when the stack is split by a card area)
             lo, hi = max(at[0] - 3, 0), at[0] + blob.shape[1] + 3
             mine = own0.copy()
             mine[:at[1] + blob.shape[0], lo:hi] |= card_px[:at[1] + blob.shape[0], lo:hi]
@@ -781,7 +845,8 @@ class Counter:
         if seen is not None and backed is not None:  # per column: the top against the felt, or clear of a card
             # and the chip's colour (neither the felt's nor the card's) just under it: a top found on a
             # strip of card a pixel or two wide (blurred into the chip and the felt) is no top
-            under = np.clip(np.ceil(bottoms - spans).astype(int)[None, :] + np.arange(1, 5)[:, None], 0, crop.shape[0] - 1)
+            under = np.clip(np.ceil(bottoms - spans).astype(int)[None, :] + np.arange(1, 5)[:, None],
+                            0, crop.shape[0] - 1)
             px = crop[under, np.clip(cols, 0, crop.shape[1] - 1)].astype(np.float32)
             scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
             chip = np.minimum(((px - felt_bgr) * scale) @ direction, (px * scale - seen[1]) @ seen[2]).min(0) > 0.5
@@ -792,7 +857,7 @@ class Counter:
         columns = self._predicted_spans(cx, cy, cols + origin[0], most, per_column=True)  # 0..most chips
         bias = self.models.bias(value)  # what the edges measure beyond the geometry (blur, optics)
 
-        def height(keep):  # chips, from the mean span over the columns kept
+        def height(keep: np.ndarray) -> tuple[float, float]:  # chips, from the mean span over the columns kept
             predicted = columns[:, keep].mean(1)
             per_chip = (predicted[-1] - predicted[0]) / max(len(predicted) - 1, 1)
             span = float(spans[keep].mean()) - bias
@@ -839,7 +904,7 @@ class Counter:
             if len(confirmed) == 1 and abs(est - confirmed[0]) <= INLAY_REACH:
                 count, count_conf, inlay = confirmed[0], INLAY_CONFIDENCE, confirmed[0]
         return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
-                         tuple(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
+                         _bgr(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
                          round(sigma, 4), inlay)
 
 
@@ -854,48 +919,8 @@ def count_confidence(est: float, sigma: float) -> float:
     return float(np.clip((0.5 - off) / (2 * CONFIDENT_SIGMAS * max(sigma, 1e-6)), 0.0, 1.0))
 
 
-def _edges(dist: np.ndarray, step_px: float = 1.0, level: float = 25.0, base_first: bool = True):
-    """Sub-pixel (first, last) positions, in pixels from the first sample, where a profile of
-    distances from the felt colour crosses half its level just inside the silhouette.
-
-    Only the run of not-felt samples that holds the base counts (the first run when the
-    profile starts at the base, else the last): a card lying behind a stack is not its top.
-    """
-    idx = np.flatnonzero(dist > level)
-    if len(idx) < 3:
-        return None
-    gap = max(2, int(round(1.5 / step_px)))
-    breaks = np.flatnonzero(np.diff(idx) > gap)
-    if len(breaks):
-        idx = idx[:breaks[0] + 1] if base_first else idx[breaks[-1] + 1:]
-    if len(idx) < 2:
-        return None
-    dist = dist.tolist()
-    size = len(dist)
-    reach = gap
-
-    def crossing(edge: int, step: int) -> float:
-        inner = sorted(dist[edge + step * reach: edge + step * 4 * reach: step] if step > 0 else
-                       dist[max(edge - 4 * reach + 1, 0): max(edge - reach + 1, 0)])
-        m = len(inner)
-        half = (inner[m // 2] + inner[(m - 1) // 2]) / 4 if m else dist[edge] / 2  # half the median
-        i = edge
-        while 0 <= i - step < size and dist[i - step] > half:
-            i -= step
-        while 0 <= i + step < size and dist[i] < half:
-            i += step
-        if not 0 <= i - step < size:
-            return float(i)
-        a, b = dist[i - step], dist[i]
-        frac = (half - a) / (b - a) if b != a else 0.0
-        return (i - step) + step * frac
-
-    return crossing(int(idx[0]), 1) * step_px, crossing(int(idx[-1]), -1) * step_px
-
-
-def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = None):
+def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = None) -> ColourModel:
     """The felt's colour model from *frame*'s chip zones (or *zone*), mostly bare felt (robust to a few chips)."""
-    from calibration.chips import ColourModel
     counter = Counter(calib, ChipModels({}, ColourModel((0.25, 0.6, 0.25), (1, 1, 1))))
     rois = [r for r in counter.rois if (r.zone.name == zone if zone else r.zone.kind in ("bet", "pot"))]
     if not rois:
@@ -908,7 +933,7 @@ def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = No
     return ColourModel(tuple(med.tolist()), tuple(spread.tolist()))
 
 
-def top_faces(calib: TableCalibration, frame: np.ndarray, felt) -> list[StackSeen]:
+def top_faces(calib: TableCalibration, frame: np.ndarray, felt: ColourModel) -> list[StackSeen]:
     """The stacks found in every chip zone before any colour model: what chip calibration learns from."""
     result = Counter(calib, ChipModels({}, felt)).count(frame)
     return [s for zc in result.zones.values() for s in zc.stacks]
@@ -922,17 +947,17 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     in (``chips.edge_direction``, from its chips' pixels) and calibrate the edge bias: a
     single chip's silhouette, measured as a stack's is, should be exactly one chip's
     geometry; the median excess is subtracted from every stack. They also measure how much
-    brighter each denomination's centre (its inlay) is than its face (see ``Counter._inlay``).
+    brighter each denomination's centre (its inlay) is than its face (``Counter.inlay_contrast``).
     """
     from calibration.chips import edge_direction, learn
     felt = felt_model(calib, shows[min(shows)], zone)
     finder = Counter(calib, ChipModels({}, felt))
     seen, pixels = {}, {}
     for v, img in shows.items():
-        finder._collect = []
-        result = finder.count(img)
+        collected: list[np.ndarray] = []
+        result = finder.count(img, collect=collected)
         seen[v] = [s for zc in result.zones.values() for s in zc.stacks if s.colour is not None]
-        pixels[v] = np.vstack(finder._collect) if finder._collect else np.zeros((0, 3), np.float32)
+        pixels[v] = np.vstack(collected) if collected else np.zeros((0, 3), np.float32)
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions)
@@ -943,9 +968,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         mine = [s for s in stacks if s.value == v] or stacks
         if mine:
             excess[v] = float(np.median([s.excess_px for s in mine]))
-            white = counter.white(img)
-            inlay[v] = float(np.median([np.subtract(*counter._inlay(img, np.zeros(2), white, s.x, s.y, [1]))[0]
-                                        for s in mine]))
+            inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
     return learn(samples, felt, excess, directions, inlay)
 
 
@@ -955,11 +978,11 @@ class _Lazy:
     def __init__(self, crop: np.ndarray, white: np.ndarray) -> None:
         self.crop, self.white = crop, white
 
-    def __getitem__(self, index) -> np.ndarray:
+    def __getitem__(self, index: Any) -> np.ndarray:
         return features(self.crop[index], self.white)
 
 
-def _median(a, axis=None):
+def _median(a: np.ndarray, axis: int | None = None) -> Any:
     """``np.median`` without its overhead, which is most of its cost on the small arrays of a
     stack's columns (same result for finite values)."""
     a = np.sort(np.asarray(a).ravel() if axis is None else a, axis=0 if axis is None else axis)
@@ -983,7 +1006,7 @@ def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
     return run & (rows <= lowest_out[ids]) & (ids > 0)
 
 
-def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, int]):
+def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, ...]) -> tuple[int, int, np.ndarray] | None:
     """The card pixels beside a stack's blob (at *at*, *shape* rows x columns), in a window a blob's
     width to either side and down to its base: (first column, last column, mask), or None when
     fewer than 20 (the stack's own columns, 3 px wider, are never the card's)."""
@@ -996,11 +1019,17 @@ def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, int]):
     return (w0, w1, near) if near.sum() >= 20 else None
 
 
-def _components(mask: np.ndarray):
+def _components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
     """8-connected blobs of a uint8 mask with their stats. Labels are 16-bit (2.5 times faster here):
     after a 3x3 opening a blob has at least 9 pixels, so a mask under 589,815 pixels cannot overflow."""
     ltype = cv2.CV_16U if mask.size < 65535 * 9 else cv2.CV_32S
     return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, ltype, cv2.CCL_DEFAULT)
+
+
+def _bgr(channels: Iterable[float]) -> tuple[float, float, float]:
+    """A colour's three channels as a triple."""
+    b, g, r = channels
+    return b, g, r
 
 
 def _half_grey(frame: np.ndarray) -> np.ndarray:

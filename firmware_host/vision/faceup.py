@@ -4,6 +4,7 @@ from __future__ import annotations
 from firmware_host.observations import CardExposed
 from firmware_host.vision.counter import FrameResult
 
+
 class FaceUp:
     """Cards face up in the seats' card areas, from the counted frames (stable before trusted).
 

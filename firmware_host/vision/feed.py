@@ -7,14 +7,14 @@ the previous frame, then stability, for one frame of a :class:`drivers.camera.Ca
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
-from calibration.chips import load_models
-from calibration.geometry import load_calibration
-
+from calibration.chips import ChipModels, load_models
+from calibration.geometry import TableCalibration, load_calibration
+from drivers.camera import Camera
 from firmware_host.observations import Observation
 from firmware_host.vision.counter import Counter
 from firmware_host.vision.faceup import FaceUp
@@ -26,7 +26,7 @@ __all__ = ["STABLE_FRAMES", "CameraFeed", "load_camera_calibration", "unsure"]
 STABLE_FRAMES = 3   # N: still frames before a zone's chips are reported (docs/vision.md)
 
 
-def load_camera_calibration(table: str | Path, chips: str | Path):
+def load_camera_calibration(table: str | Path, chips: str | Path) -> tuple[TableCalibration, ChipModels]:
     """The two files ``tablectl calibrate table`` / ``calibrate chips`` wrote for one camera;
     ValueError naming the file that cannot be used."""
     try:
@@ -43,7 +43,8 @@ def load_camera_calibration(table: str | Path, chips: str | Path):
 class CameraFeed:
     """One camera: :meth:`tick` reads its next frame and gives the observations it makes."""
 
-    def __init__(self, name: str, camera, calib, models, frames: int = STABLE_FRAMES) -> None:
+    def __init__(self, name: str, camera: Camera, calib: TableCalibration, models: ChipModels,
+                 frames: int = STABLE_FRAMES) -> None:
         self.name, self.camera, self.calib, self.models = name, camera, calib, models
         self.on_frame: Callable[[float, np.ndarray], None] | None = None  # a recorder's hook: each frame, its time
         self.missed = 0  # ticks in a row without a frame
@@ -51,7 +52,7 @@ class CameraFeed:
         self.stability = Stability(frames)
         self.face_up = FaceUp(frames)
         self.health = CameraHealth(self.counter)
-        self._previous = None
+        self._previous: np.ndarray | None = None
 
     def tick(self, t: float) -> list[Observation]:
         """The next frame (or none, stamped *t*): chip counts, cards face up, camera faults."""
@@ -79,6 +80,6 @@ class CameraFeed:
         self.camera.close()
 
 
-def unsure(feeds) -> set[str]:
+def unsure(feeds: Iterable[CameraFeed]) -> set[str]:
     """The zones any of *feeds* holds still but cannot count with confidence: the dealer is asked."""
     return set().union(*(feed.unsure() for feed in feeds))

@@ -5,8 +5,9 @@ import cv2
 import numpy as np
 
 from calibration.geometry import pose_error
-from firmware_host.observations import DeviceFault, DeviceRecovered
+from firmware_host.observations import DeviceFault, DeviceRecovered, Observation
 from firmware_host.vision.counter import SATURATED, Counter
+
 
 class CameraHealth:
     """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``,
@@ -27,7 +28,7 @@ class CameraHealth:
         self._pose: tuple[int, str] = (0, "")  # checks in a row that found the markers moved, the last detail
         self._streak: dict[str, int] = {}
         self._last_t: float | None = None
-        self._last_frame = None
+        self._last_frame: np.ndarray | None = None  # a sparse sample of the last frame
         self._same = 0
         self.faults: set[str] = set()
 
@@ -53,7 +54,7 @@ class CameraHealth:
         else:
             self._pose = (0, "")
 
-    def feed(self, t: float, frame: np.ndarray | None) -> list:
+    def feed(self, t: float, frame: np.ndarray | None) -> list[Observation]:
         """Observations for one tick: *frame* is None when the driver got nothing."""
         now: dict[str, str] = {}
         if frame is None:
@@ -64,7 +65,8 @@ class CameraHealth:
         else:
             self._last_t = t
             sample = frame[::16, ::16]
-            self._same = self._same + 1 if self._last_frame is not None and np.array_equal(sample, self._last_frame) else 0
+            same = self._last_frame is not None and np.array_equal(sample, self._last_frame)
+            self._same = self._same + 1 if same else 0
             self._last_frame = sample.copy()
             if self._same >= self.frozen:
                 now["frozen-frames"] = f"{self._same + 1} identical frames"
@@ -89,7 +91,7 @@ class CameraHealth:
             self._check_pose(t, frame)
             if self._pose[0] >= 2 or (self._pose[0] and "moved" in self.faults):
                 now["moved"] = self._pose[1]
-        out: list = []
+        out: list[Observation] = []
         for fault, detail in now.items():
             if fault not in self.faults:
                 out.append(DeviceFault(t, "camera", fault, detail))

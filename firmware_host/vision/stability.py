@@ -1,10 +1,22 @@
 """Per-zone stability: per-frame counts become ChipsInZone only once a zone has held still."""
 from __future__ import annotations
 
+from enum import StrEnum
+
 import numpy as np
 
 from firmware_host.observations import ChipsInZone
-from firmware_host.vision.counter import INLAY_CONFIDENCE, FrameResult, ZoneCount, count_confidence
+from firmware_host.vision.counter import INLAY_CONFIDENCE, FrameResult, ZoneCount, ZoneStatus, count_confidence
+
+
+class ZoneState(StrEnum):
+    """Where a chip zone stands over the last frames."""
+
+    SETTLING = "settling"  # fewer than N still frames alike so far
+    STABLE = "stable"  # held still and counted with confidence: reported
+    OCCLUDED = "occluded"  # motion or an arm over it in the last frame
+    UNCERTAIN = "uncertain"  # held still but not counted with confidence: the dealer is asked
+
 
 class Stability:
     """Per-zone stability: a zone's chips become a :class:`ChipsInZone` after N still frames.
@@ -14,8 +26,8 @@ class Stability:
     decided on its height averaged over those N frames (a single frame's height is
     noisy at about a pixel per chip), with the same confidence rule as one frame; heights
     that disagree between frames by more than ``max_spread`` chips make the zone uncertain.
-    ``state(zone)`` is ``settling``, ``stable``, ``occluded`` or ``uncertain`` (held
-    still but not confident: the controller asks the dealer to confirm).
+    ``state(zone)`` is a :class:`ZoneState` (``uncertain``: held still but not confident,
+    the controller asks the dealer to confirm).
     """
 
     def __init__(self, frames: int = 3, match_mm: float = 8.0, min_confidence: float = 0.6,
@@ -25,15 +37,15 @@ class Stability:
         self.frames, self.match_mm, self.min_confidence = frames, match_mm, min_confidence
         self.max_spread = max_spread  # chips: how much one stack's height may vary over the held frames
         self._history: dict[str, list[ZoneCount]] = {}
-        self._reported: dict[str, tuple] = {}
-        self._state: dict[str, str] = {}
+        self._reported: dict[str, tuple[tuple[int, int], ...]] = {}
+        self._state: dict[str, ZoneState] = {}
 
-    def state(self, zone: str) -> str:
-        return self._state.get(zone, "settling")
+    def state(self, zone: str) -> ZoneState:
+        return self._state.get(zone, ZoneState.SETTLING)
 
     def unsure(self) -> frozenset[str]:
         """The zones held still but not counted with confidence: the dealer is asked to look."""
-        return frozenset(zone for zone, state in self._state.items() if state == "uncertain")
+        return frozenset(zone for zone, state in self._state.items() if state is ZoneState.UNCERTAIN)
 
     def hold(self) -> None:
         """Forget the frames held so far (the camera cannot be trusted for now); what was last
@@ -76,9 +88,9 @@ class Stability:
     def feed(self, t: float, result: FrameResult) -> list[ChipsInZone]:
         out = []
         for name, zc in result.zones.items():
-            if zc.motion or zc.status == "occluded":
+            if zc.motion or zc.status == ZoneStatus.OCCLUDED:
                 self._history[name] = []
-                self._state[name] = "occluded"
+                self._state[name] = ZoneState.OCCLUDED
                 continue
             history = self._history.setdefault(name, [])
             if history and not self._same(history[-1], zc):
@@ -86,13 +98,13 @@ class Stability:
             history.append(zc)
             del history[:-self.frames]
             if len(history) < self.frames:
-                self._state[name] = "settling"
+                self._state[name] = ZoneState.SETTLING
                 continue
             chips, sure = self._decide(history)
             if not sure:
-                self._state[name] = "uncertain"
+                self._state[name] = ZoneState.UNCERTAIN
                 continue
-            self._state[name] = "stable"
+            self._state[name] = ZoneState.STABLE
             if self._reported.get(name) != chips:
                 self._reported[name] = chips
                 out.append(ChipsInZone(t, name, sum(v * n for v, n in chips), chips))
