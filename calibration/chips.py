@@ -10,6 +10,7 @@ naming the pair.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,7 +51,7 @@ class ColourModel:
         return np.sqrt((((f - np.array(self.mean, np.float32)) / np.array(self.spread, np.float32)) ** 2).sum(-1))
 
     @classmethod
-    def fit(cls, samples: np.ndarray) -> "ColourModel":
+    def fit(cls, samples: np.ndarray) -> ColourModel:
         samples = np.asarray(samples, np.float64).reshape(-1, 3)
         return cls(tuple(np.median(samples, 0).tolist()), tuple(np.maximum(samples.std(0), MIN_SPREAD).tolist()))
 
@@ -72,7 +73,7 @@ class ChipModels:
 
     def bias(self, value: int | None) -> float:
         """The edge bias (px) of a denomination's chips (their contrast with the felt sets it)."""
-        return self.edge_bias.get(value, self.edge_bias_px)
+        return self.edge_bias.get(value, self.edge_bias_px) if value is not None else self.edge_bias_px
 
     def classify(self, f: np.ndarray) -> tuple[int, float]:
         """The denomination nearest to the features *f* (3,) and a confidence in 0..1.
@@ -124,7 +125,7 @@ def edge_direction(pixels: np.ndarray, felt: ColourModel) -> tuple[float, float,
     contrast = mean - felt_bgr(felt)
     w = np.linalg.solve(spread + EDGE_NOISE * np.eye(3), contrast)
     w /= max(float(w @ contrast), 1e-9)  # scaled so that the chip is 1 and the felt 0
-    return tuple(float(c) for c in w)
+    return float(w[0]), float(w[1]), float(w[2])
 
 
 def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None,
@@ -155,7 +156,7 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
     if worst:
         raise ConfusableColours(*worst)
     return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()},
-                      {int(v): tuple(d) for v, d in (edge_dir or {}).items()},
+                      {int(v): _triple(d) for v, d in (edge_dir or {}).items()},
                       {int(v): float(c) for v, c in (inlay or {}).items()})
 
 
@@ -167,5 +168,10 @@ def load_models(path: str | Path) -> ChipModels:
     chips = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data["chips"].items()}
     return ChipModels(chips, ColourModel(tuple(data["felt"]["mean"]), tuple(data["felt"]["spread"])),
                       {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()},
-                      {int(v): tuple(float(c) for c in d) for v, d in data.get("edge_dir", {}).items()},
+                      {int(v): _triple(d) for v, d in data.get("edge_dir", {}).items()},
                       {int(v): float(c) for v, c in data.get("inlay", {}).items()})
+
+
+def _triple(values: Iterable[float]) -> tuple[float, float, float]:
+    a, b, c = (float(v) for v in values)
+    return a, b, c

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Mapping
+from typing import Literal
 
 from firmware_host.observations import DECK
 
@@ -62,7 +63,8 @@ class Deck:
         check_deck_id(self.deck)
         if not isinstance(self.back, str) or not self.back.strip():
             raise DeckError(f"{where}: back: the back colour is required")
-        cards, uids = {}, {}
+        cards: dict[str, str] = {}
+        uids: dict[str, str] = {}
         for card, uid in self.cards.items():
             if card not in DECK:
                 raise DeckError(f"{where}: cards.{card}: not a card (ranks 23456789TJQKA, suits cdhs)")
@@ -184,7 +186,7 @@ class Registry:
 
     @classmethod
     def from_directory(cls, directory: str | Path, ids: Iterable[str] | None = None,
-                       in_play: str | None = None) -> "Registry":
+                       in_play: str | None = None) -> Registry:
         """The decks *ids* (default: all) of *directory*."""
         if ids is None:
             return cls(load_decks(directory), in_play)

@@ -14,27 +14,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from firmware_host.configfile import ConfigError, Section, read_toml
+
 __all__ = [
-    "CalibrationError", "CameraModel", "CameraMount", "Layout", "LayoutError", "Marker", "TableCalibration", "Zone",
+    "CalibrationError", "CameraModel", "CameraMount", "Layout", "Marker", "TableCalibration", "Zone",
     "calibrate_table", "detect_markers", "draw_calibration", "intrusions", "load_calibration", "load_layout",
 ]
 
 ZONE_KINDS = ("bet", "pot", "cards")
-
-
-class LayoutError(ValueError):
-    """A zone layout that cannot be loaded: names the *file*, the *key* and the *reason*."""
-
-    def __init__(self, file: str, key: str, reason: str) -> None:
-        self.file, self.key, self.reason = file, key, reason
-        super().__init__(f"{file}: {key}: {reason}")
 
 
 class CalibrationError(RuntimeError):
@@ -122,15 +115,15 @@ class Layout:
         if name is None:
             if len(self.cameras) == 1:
                 return self.cameras[0]
-            raise LayoutError(self.name or "<layout>", "cameras",
+            raise ConfigError(self.name or "<layout>", "cameras",
                               f"name a camera: {', '.join(c.name for c in self.cameras)}")
         for mount in self.cameras:
             if mount.name == name:
                 return mount
-        raise LayoutError(self.name or "<layout>", "cameras",
+        raise ConfigError(self.name or "<layout>", "cameras",
                           f"no camera {name!r} (cameras: {', '.join(c.name for c in self.cameras)})")
 
-    def view(self, name: str | None = None) -> "Layout":
+    def view(self, name: str | None = None) -> Layout:
         """The layout as camera *name* sees it: its zones and its reference patch."""
         mount = self.mount(name)
         every = self.zones + self.elsewhere
@@ -145,125 +138,101 @@ class Layout:
                 return zone
         raise KeyError(name)
 
-    def aruco_dictionary(self):
+    def aruco_dictionary(self) -> cv2.aruco.Dictionary:
         return cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, self.dictionary))
 
 
-def _polygon(file: str, key: str, value) -> tuple[tuple[float, float], ...]:
-    try:
-        points = tuple((float(x), float(y)) for x, y in value)
-    except (TypeError, ValueError):
-        raise LayoutError(file, key, "expected a list of [x, y] points in mm") from None
-    if len(points) < 3:
-        raise LayoutError(file, key, f"a polygon needs at least 3 points, not {len(points)}")
-    return points
+def _polygon(section: Section, name: str) -> tuple[tuple[float, float], ...]:
+    value = section.get_list(name, item=_is_point, what="a list of [x, y] points in mm")
+    if len(value) < 3:
+        raise section.error(name, f"a polygon needs at least 3 points, not {len(value)}")
+    return tuple((float(x), float(y)) for x, y in value)
 
 
-def _number(file: str, table: dict, section: str, key: str, kind=float, positive=True):
-    if key not in table:
-        raise LayoutError(file, f"{section}.{key}", "missing")
-    value = table[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
-        raise LayoutError(file, f"{section}.{key}", f"expected a {kind.__name__}, not {value!r}")
-    if positive and value <= 0:
-        raise LayoutError(file, f"{section}.{key}", f"must be positive, not {value}")
-    return kind(value)
+def _is_number(value: object) -> bool:
+    return type(value) in (int, float)
+
+
+def _is_point(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 2 and all(map(_is_number, value))
+
+
+def _triple(section: Section, name: str) -> tuple[float, float, float]:
+    x, y, z = section.get_list(name, item=_is_number, what="[x, y, z] in mm", length=3)
+    return float(x), float(y), float(z)
 
 
 def parse_layout(data: dict, file: str = "<layout>") -> Layout:
     """Check and build a :class:`Layout` from its TOML data; errors name the bad key."""
-    for section in ("table", "chip", "aruco", "markers", "zones", "cameras"):
-        if section not in data:
-            raise LayoutError(file, section, "missing")
-    known = {"table", "chip", "aruco", "markers", "zones", "cameras"}
-    for key in data:
-        if key not in known:
-            raise LayoutError(file, key, "unknown section")
-    table, chip = data["table"], data["chip"]
-    dictionary = data["aruco"].get("dictionary")
-    if not isinstance(dictionary, str) or not hasattr(cv2.aruco, dictionary):
-        raise LayoutError(file, "aruco.dictionary", f"not an OpenCV ArUco dictionary: {dictionary!r}")
-    markers = []
-    for i, m in enumerate(data["markers"]):
-        key = f"markers[{i}]"
-        if not isinstance(m.get("id"), int) or m["id"] < 0:
-            raise LayoutError(file, f"{key}.id", f"expected a marker id >= 0, not {m.get('id')!r}")
-        markers.append(Marker(m["id"], _number(file, m, key, "x_mm", positive=False),
-                              _number(file, m, key, "y_mm", positive=False), _number(file, m, key, "size_mm")))
+    top = Section(data, file)
+    table, chip = top.section("table"), top.section("chip")
+    dictionary = top.section("aruco").get_str("dictionary")
+    if not hasattr(cv2.aruco, dictionary):
+        raise ConfigError(file, "aruco.dictionary", f"not an OpenCV ArUco dictionary: {dictionary!r}")
+    markers = tuple(_marker(m) for m in top.sections("markers"))
     if len({m.id for m in markers}) != len(markers):
-        raise LayoutError(file, "markers", "marker ids must be unique")
+        raise top.error("markers", "marker ids must be unique")
     if len(markers) < 4:
-        raise LayoutError(file, "markers", f"at least 4 markers are needed, not {len(markers)}")
-    zones = []
-    for i, z in enumerate(data["zones"]):
-        key = f"zones[{i}]"
-        name, kind = z.get("name"), z.get("kind")
-        if not isinstance(name, str) or not name:
-            raise LayoutError(file, f"{key}.name", "missing")
-        if kind not in ZONE_KINDS:
-            raise LayoutError(file, f"{key}.kind", f"expected one of {', '.join(ZONE_KINDS)}, not {kind!r}")
-        if kind == "bet" and not (name.startswith("bet:") and name[4:].isdigit()):
-            raise LayoutError(file, f"{key}.name", f"a bet zone is named bet:N, not {name!r}")
-        if kind == "pot" and name != "pot":
-            raise LayoutError(file, f"{key}.name", f"the pot zone is named pot, not {name!r}")
-        zones.append(Zone(name, kind, _polygon(file, f"{key}.polygon", z.get("polygon"))))
+        raise top.error("markers", f"at least 4 markers are needed, not {len(markers)}")
+    zones = tuple(_zone(z) for z in top.sections("zones"))
     if len({z.name for z in zones}) != len(zones):
-        raise LayoutError(file, "zones", "zone names must be unique")
+        raise top.error("zones", "zone names must be unique")
     layout = Layout(
-        name=str(table.get("name", "")),
-        width=_number(file, table, "table", "width_mm"), depth=_number(file, table, "table", "depth_mm"),
-        corner_radius=_number(file, table, "table", "corner_radius_mm", positive=False),
-        chip_diameter=_number(file, chip, "chip", "diameter_mm"),
-        chip_thickness=_number(file, chip, "chip", "thickness_mm"),
-        max_stack=_number(file, chip, "chip", "max_stack", kind=int),
-        dictionary=dictionary, reference=None,
-        markers=tuple(markers), zones=tuple(zones), source=data,
-        cameras=_cameras(file, data["cameras"], zones),
+        name=table.get_str("name", ""),
+        width=table.get_float("width_mm", above=0), depth=table.get_float("depth_mm", above=0),
+        corner_radius=table.get_float("corner_radius_mm", minval=0),
+        chip_diameter=chip.get_float("diameter_mm", above=0), chip_thickness=chip.get_float("thickness_mm", above=0),
+        max_stack=chip.get_int("max_stack", minval=1),
+        dictionary=dictionary, reference=None, markers=markers, zones=zones, source=data,
+        cameras=_cameras(top, zones),
     )
+    top.finish()
     _check_overlaps(file, layout)
     return layout
 
 
-def _triple(file: str, key: str, value) -> tuple[float, float, float]:
-    if (not isinstance(value, list) or len(value) != 3
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
-        raise LayoutError(file, key, f"expected [x, y, z] in mm, not {value!r}")
-    return tuple(float(v) for v in value)
+def _marker(m: Section) -> Marker:
+    return Marker(m.get_int("id", minval=0), m.get_float("x_mm"), m.get_float("y_mm"), m.get_float("size_mm", above=0))
 
 
-def _cameras(file: str, data, zones: list[Zone]) -> tuple[CameraMount, ...]:
+def _zone(z: Section) -> Zone:
+    name, kind = z.get_str("name", nonempty=True), z.get_str("kind", choices=ZONE_KINDS)
+    if kind == "bet" and not (name.startswith("bet:") and name[4:].isdigit()):
+        raise z.error("name", f"a bet zone is named bet:N, not {name!r}")
+    if kind == "pot" and name != "pot":
+        raise z.error("name", f"the pot zone is named pot, not {name!r}")
+    return Zone(name, kind, _polygon(z, "polygon"))
+
+
+def _cameras(top: Section, zones: tuple[Zone, ...]) -> tuple[CameraMount, ...]:
     """The ``[[cameras]]``: every chip and card zone is counted by exactly one of them."""
-    if not isinstance(data, list) or not data:
-        raise LayoutError(file, "cameras", "at least one [[cameras]] is needed")
-    mounts, owner = [], {}
+    sections = top.sections("cameras")
+    if not sections:
+        raise top.error("cameras", "at least one [[cameras]] is needed")
+    mounts: list[CameraMount] = []
+    owner: dict[str, str] = {}
     names = {z.name for z in zones}
-    for i, c in enumerate(data):
-        key = f"cameras[{i}]"
-        name = c.get("name")
-        if not isinstance(name, str) or not name:
-            raise LayoutError(file, f"{key}.name", "missing")
-        size = c.get("size_px", [1280, 720])
-        if (not isinstance(size, list) or len(size) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in size)):
-            raise LayoutError(file, f"{key}.size_px", f"expected [width, height] in pixels, not {size!r}")
-        listed = c.get("zones")
-        if not isinstance(listed, list) or not listed or not all(isinstance(z, str) for z in listed):
-            raise LayoutError(file, f"{key}.zones", "expected a list of zone names")
+    for c in sections:
+        name = c.get_str("name", nonempty=True)
+        width, height = c.get_list("size_px", [1280, 720], length=2, what="[width, height] in pixels",
+                                   item=lambda v: type(v) is int and v > 0)
+        listed = c.get_list("zones", item=lambda v: isinstance(v, str), what="a list of zone names")
+        if not listed:
+            raise c.error("zones", "expected a list of zone names")
         for zone in listed:
             if zone not in names:
-                raise LayoutError(file, f"{key}.zones", f"no zone {zone!r}")
+                raise c.error("zones", f"no zone {zone!r}")
             if zone in owner:
-                raise LayoutError(file, f"{key}.zones", f"zone {zone} is already counted by camera {owner[zone]}")
+                raise c.error("zones", f"zone {zone} is already counted by camera {owner[zone]}")
             owner[zone] = name
-        mounts.append(CameraMount(
-            name, _triple(file, f"{key}.position_mm", c.get("position_mm")),
-            _triple(file, f"{key}.aim_mm", c.get("aim_mm")), _number(file, c, key, "focal_px"),
-            (size[0], size[1]), _polygon(file, f"{key}.reference", c.get("reference")), tuple(listed)))
+        mounts.append(CameraMount(name, _triple(c, "position_mm"), _triple(c, "aim_mm"),
+                                  c.get_float("focal_px", above=0), (width, height), _polygon(c, "reference"),
+                                  tuple(listed)))
     if len({m.name for m in mounts}) != len(mounts):
-        raise LayoutError(file, "cameras", "camera names must be unique")
+        raise top.error("cameras", "camera names must be unique")
     unseen = sorted(names - set(owner))
     if unseen:
-        raise LayoutError(file, "cameras", f"no camera counts zone(s) {', '.join(unseen)}")
+        raise top.error("cameras", f"no camera counts zone(s) {', '.join(unseen)}")
     return tuple(mounts)
 
 
@@ -274,17 +243,12 @@ def _check_overlaps(file: str, layout: Layout) -> None:
         for b, pb in boxes[i + 1:]:
             inter, _ = cv2.intersectConvexConvex(pa.astype(np.float32), pb.astype(np.float32))
             if inter > 1.0:
-                raise LayoutError(file, f"zones.{b.name}", f"overlaps zone {a.name} ({inter:.0f} mm²)")
+                raise ConfigError(file, f"zones.{b.name}", f"overlaps zone {a.name} ({inter:.0f} mm²)")
 
 
 def load_layout(path: str | Path) -> Layout:
     """Load and check a zone layout TOML file (``hardware/camera/*.toml``)."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise LayoutError(str(path), "", f"not TOML: {exc}") from None
-    return parse_layout(data, str(path))
+    return parse_layout(read_toml(path, str(path)), str(path))
 
 
 @dataclass(frozen=True)
@@ -294,6 +258,7 @@ class CameraModel:
     K: np.ndarray
     rvec: np.ndarray
     tvec: np.ndarray
+    _P: np.ndarray = dataclasses.field(init=False, repr=False, compare=False)  # the projection K [R | t]
 
     def __post_init__(self) -> None:
         R = cv2.Rodrigues(np.asarray(self.rvec, np.float64))[0]
@@ -333,12 +298,12 @@ class CameraModel:
         return {"K": self.K.tolist(), "rvec": self.rvec.reshape(3).tolist(), "tvec": self.tvec.reshape(3).tolist()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CameraModel":
+    def from_dict(cls, data: dict) -> CameraModel:
         return cls(np.array(data["K"], np.float64), np.array(data["rvec"], np.float64).reshape(3, 1),
                    np.array(data["tvec"], np.float64).reshape(3, 1))
 
     @classmethod
-    def looking_at(cls, position, target, focal: float, size: tuple[int, int]) -> "CameraModel":
+    def looking_at(cls, position, target, focal: float, size: tuple[int, int]) -> CameraModel:
         """A camera at *position* (mm) aimed at *target*, image *size* (w, h), level horizon."""
         position, target = np.asarray(position, float), np.asarray(target, float)
         forward = target - position
@@ -436,10 +401,10 @@ def calibrate_table(image: np.ndarray, layout: Layout, camera: str | None = None
     rms, K, _, rvecs, tvecs = cv2.calibrateCamera([obj], [img], (w, h), K0, np.zeros(5), flags=flags)
     if not np.isfinite(rms) or rms > max_rms_px:
         raise CalibrationError(f"markers do not fit one camera: reprojection error {rms:.2f} px > {max_rms_px}")
-    camera = CameraModel(K, np.asarray(rvecs[0]).reshape(3, 1), np.asarray(tvecs[0]).reshape(3, 1))
-    if camera.position()[2] <= 0:
+    model = CameraModel(K, np.asarray(rvecs[0]).reshape(3, 1), np.asarray(tvecs[0]).reshape(3, 1))
+    if model.position()[2] <= 0:
         raise CalibrationError("the fitted camera is below the felt: check the marker positions in the layout")
-    return TableCalibration(layout, camera, (w, h), tuple(sorted(found)), float(rms))
+    return TableCalibration(layout, model, (w, h), tuple(sorted(found)), float(rms))
 
 
 def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:

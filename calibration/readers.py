@@ -20,25 +20,17 @@ is checked at start-up; an error names the file, the key and the reason::
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from firmware_host.configfile import Section, read_toml
 from firmware_host.observations import ObservationError, check_zone
 
-__all__ = ["ReaderConfig", "ReaderTable", "ReaderConfigError", "load_readers", "parse_readers"]
+__all__ = ["ReaderConfig", "ReaderTable", "load_readers", "parse_readers"]
 
 MAX_SEAT = 10
-
-
-class ReaderConfigError(ValueError):
-    """A reader mapping that cannot be used: names the *file*, the *key* and the *reason*."""
-
-    def __init__(self, file: str, key: str, reason: str) -> None:
-        self.file, self.key, self.reason = file, key, reason
-        super().__init__(f"{file}: {key}: {reason}" if key else f"{file}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -77,95 +69,59 @@ class ReaderTable:
         return {r.id: r.zone for r in self.readers}
 
 
-# key: (type, low, high, default); default ... means required
-_TABLE = {
-    "spi_hz": (int, 10_000, 10_000_000, 4_000_000),
-    "timeout_us": (int, 200, 100_000, 1000),
-    "enter_polls": (int, 1, 20, ...),
-    "leave_polls": (int, 1, 50, ...),
-    "reader": (list, None, None, ...),
-}
-_READER = {
-    "id": (str, None, None, ...),
-    "zone": (str, None, None, ...),
-    "bus": (int, 0, 6, ...),
-    "cs": (int, 0, 15, ...),
-    "reset_pin": ((int, str), None, None, None),
-    "max_tags": (int, 1, 32, 4),
-}
-
-
 def load_readers(path: str | PathLike[str]) -> ReaderTable:
-    """Read the ``[readers]`` of the table profile at *path*; raise :class:`ReaderConfigError`."""
-    path = Path(path)
-    try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-    except OSError as e:
-        raise ReaderConfigError(path.name, "", f"cannot read: {e.strerror or e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ReaderConfigError(path.name, "", f"not valid TOML: {e}") from None
-    return parse_readers(data, path.name, default_name=path.stem)
+    """Read the ``[readers]`` of the table profile at *path*; raise :class:`ConfigError`."""
+    return parse_readers(read_toml(path), Path(path).name, default_name=Path(path).stem)
 
 
 def parse_readers(data: dict[str, Any], file: str = "<table>", default_name: str = "") -> ReaderTable:
-    """The :class:`ReaderTable` of a parsed table profile *data* (errors name *file*)."""
-    def error(key: str, reason: str) -> ReaderConfigError:
-        return ReaderConfigError(file, key, reason)
+    """The :class:`ReaderTable` of a parsed table profile *data* (errors name *file*).
 
-    name = data.get("name", default_name)
-    if not isinstance(name, str):
-        raise error("name", f"must be a string, not {type(name).__name__}")
-    section = data.get("readers")
-    if not isinstance(section, dict):
-        raise error("readers", "missing [readers] table" if section is None else "must be a table")
-    table = _fields(section, _TABLE, "readers", error)
-    if not table["reader"]:
-        raise error("readers.reader", "no reader: add [[readers.reader]] tables")
-    readers, seen = [], {}
-    for i, entry in enumerate(table["reader"]):
-        key = f"readers.reader[{i}]"
-        if not isinstance(entry, dict):
-            raise error(key, "must be a table ([[readers.reader]])")
-        fields = _fields(entry, _READER, key, error)
-        zone = fields["zone"]
-        try:
-            check_zone(zone, ("seat", "board", "muck", "burn"))
-        except ObservationError as e:
-            raise error(f"{key}.zone", str(e)) from None
-        if zone.startswith("seat:") and not 1 <= int(zone[5:]) <= MAX_SEAT:
-            raise error(f"{key}.zone", f"seat must be 1..{MAX_SEAT} in {zone!r}")
-        if not fields["id"]:
-            raise error(f"{key}.id", "must not be empty")
-        for what, value in (("id", fields["id"]), ("zone", zone), ("cs", (fields["bus"], fields["cs"])),
-                            ("reset_pin", fields["reset_pin"])):
+    Other top-level tables belong to other devices' loaders and are left alone.
+    """
+    top = Section(data, file)
+    name = top.get_str("name", default_name)
+    section = top.section("readers")
+    spi_hz = section.get_int("spi_hz", 4_000_000, minval=10_000, maxval=10_000_000)
+    timeout_us = section.get_int("timeout_us", 1000, minval=200, maxval=100_000)
+    enter = section.get_int("enter_polls", minval=1, maxval=20)
+    leave = section.get_int("leave_polls", minval=1, maxval=50)
+    entries = section.sections("reader")
+    if not entries:
+        raise section.error("reader", "no reader: add [[readers.reader]] tables")
+    readers = [_reader(entry) for entry in entries]
+    section.finish()
+    _check_unique(section, readers)
+    return ReaderTable(name, spi_hz, timeout_us, enter, leave, tuple(readers))
+
+
+def _reader(entry: Section) -> ReaderConfig:
+    zone = entry.get_str("zone")
+    try:
+        check_zone(zone, ("seat", "board", "muck", "burn"))
+    except ObservationError as e:
+        raise entry.error("zone", str(e)) from None
+    if zone.startswith("seat:") and not 1 <= int(zone[5:]) <= MAX_SEAT:
+        raise entry.error("zone", f"seat must be 1..{MAX_SEAT} in {zone!r}")
+    pin = entry.get("reset_pin", None)
+    if pin is not None and (isinstance(pin, bool) or not isinstance(pin, (int, str))):
+        raise entry.error("reset_pin", f"expected a pin name or number, not {pin!r}")
+    return ReaderConfig(entry.get_str("id", nonempty=True), zone, entry.get_int("bus", minval=0, maxval=6),
+                        entry.get_int("cs", minval=0, maxval=15), pin,
+                        entry.get_int("max_tags", 4, minval=1, maxval=32))
+
+
+def _check_unique(section: Section, readers: list[ReaderConfig]) -> None:
+    """Ids, zones, (bus, cs) pairs and reset pins: once each."""
+    seen: dict[tuple[str, object], int] = {}
+    for i, r in enumerate(readers):
+        for what, value in (("id", r.id), ("zone", r.zone), ("cs", (r.bus, r.cs)), ("reset_pin", r.reset_pin)):
             if value is None:
                 continue
             if (what, value) in seen:
-                shown = f"bus {value[0]} cs {value[1]}" if what == "cs" else repr(value)
-                raise error(f"{key}.{what}", f"{shown} already used by readers.reader[{seen[what, value]}]")
+                shown = f"bus {r.bus} cs {r.cs}" if what == "cs" else repr(value)
+                raise section.error(f"reader[{i}].{what}",
+                                    f"{shown} already used by readers.reader[{seen[what, value]}]")
             seen[what, value] = i
-        readers.append(ReaderConfig(**fields))
-    return ReaderTable(name, table["spi_hz"], table["timeout_us"], table["enter_polls"],
-                       table["leave_polls"], tuple(readers))
 
 
-def _fields(data: dict[str, Any], spec: dict, where: str, error) -> dict[str, Any]:
-    unknown = sorted(set(data) - set(spec))
-    if unknown:
-        raise error(f"{where}.{unknown[0]}", f"unknown key; expected one of {', '.join(spec)}")
-    out = {}
-    for key, (kind, low, high, default) in spec.items():
-        if key not in data:
-            if default is ...:
-                raise error(f"{where}.{key}", "missing")
-            out[key] = default
-            continue
-        value = data[key]
-        if isinstance(value, bool) or not isinstance(value, kind):
-            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-            raise error(f"{where}.{key}", f"must be {names}, not {type(value).__name__} {value!r}")
-        if low is not None and not low <= value <= high:
-            raise error(f"{where}.{key}", f"{value} out of range {low}..{high}")
-        out[key] = value
-    return out

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpiozero import LED, Button, Buzzer
 
+from firmware_host.configfile import Section
 from firmware_host.events import Event, HandEnded, Irregularity, IrregularityResolved
 from firmware_host.observations import ConsoleButton, ConsolePress
 
@@ -56,22 +57,18 @@ class ConsolePins:
 
 
 def load_console_pins(table: Mapping[str, Any], file: str = "table profile") -> ConsolePins:
-    """The ``[console]`` table of a table profile (parsed TOML); errors name the file and key."""
-    console = table.get("console")
-    if not isinstance(console, Mapping):
-        raise ValueError(f"{file}: console: missing table")
-    unknown = set(console) - {"alert_led", "buzzer", "buttons", "chips_led"}
-    if unknown:
-        raise ValueError(f"{file}: console.{sorted(unknown)[0]}: unknown key")
+    """The ``[console]`` table of a table profile (parsed TOML); a :class:`ConfigError` names the file and key."""
+    console = Section(table, file).section("console")
+    pin = {"minval": 2, "maxval": 27}  # the Pi's usable BCM pins
+    buttons_section = console.section("buttons")
+    buttons: dict[str, int] = {name: buttons_section.get_int(name, **pin) for name in BUTTONS}
+    alert, buzzer = console.get_int("alert_led", **pin), console.get_int("buzzer", **pin)
+    chips = console.get_int("chips_led", None, **pin)
+    console.finish()
     try:
-        buttons = {name: int(pin) for name, pin in console["buttons"].items()}
-        chips = console.get("chips_led")
-        return ConsolePins(buttons, int(console["alert_led"]), int(console["buzzer"]),
-                           int(chips) if chips is not None else None)
-    except KeyError as exc:
-        raise ValueError(f"{file}: console.{exc.args[0]}: missing") from None
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise ValueError(f"{file}: {exc}") from None
+        return ConsolePins(buttons, alert, buzzer, chips)
+    except ValueError as exc:  # a pin used twice
+        raise console.error("", str(exc)) from None
 
 
 def alert_state(events: Iterable[Event], alert: bool = False) -> bool:

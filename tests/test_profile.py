@@ -8,10 +8,11 @@ from typing import Literal
 
 import pytest
 
+from firmware_host.configfile import ConfigError
 from firmware_host.rules import profile as profile_module
 from firmware_host.rules.betting import BettingRules
 from firmware_host.rules.profile import (
-    Chip, Clock, Irregularities, Level, Profile, ProfileError, builtin_ids, builtin_profile, load_profile,
+    Chip, Clock, Irregularities, Level, Profile, builtin_ids, builtin_profile, load_profile,
 )
 from firmware_host.rules.seating import SeatingRules
 
@@ -236,8 +237,8 @@ def edit(old: str, new: str) -> str:
     return VALID.replace(old, new, 1)
 
 
-def refused(path, key: str, reason: str) -> ProfileError:
-    with pytest.raises(ProfileError) as info:
+def refused(path, key: str, reason: str) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
         load_profile(path)
     error = info.value
     assert (error.file, error.key) == (path.name, key), str(error)
@@ -420,7 +421,7 @@ def test_missing_required_key(write, old, key):
 
 def test_not_toml(write):
     path = write("seats = \n", "bad.toml")
-    with pytest.raises(ProfileError) as info:
+    with pytest.raises(ConfigError) as info:
         load_profile(path)
     assert info.value.file == "bad.toml" and info.value.key == ""
     assert str(info.value).startswith("bad.toml: not valid TOML")

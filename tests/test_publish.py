@@ -13,7 +13,9 @@ from firmware_host.mqtt.public_view import PublicView
 from firmware_host.observations import OBSERVATION_TYPES, CardEntered
 from firmware_host.rules.engine import HandEngine
 from firmware_host.rules.profile import builtin_profile
-from firmware_host.service.service import ConfigError, Service, demo_source, load_config, parse_config
+from firmware_host.configfile import ConfigError
+from firmware_host.service.config import load_config, parse_config
+from firmware_host.service.service import Service, demo_source
 from firmware_host.sim.demo import script
 from mqtt_helpers import KEY, Broker, Subscriber, dedupe, free_port, write_config
 

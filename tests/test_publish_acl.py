@@ -7,7 +7,8 @@ import time
 import pytest
 
 from firmware_host.mqtt import contract as mc
-from firmware_host.service.service import Service, demo_source, load_config
+from firmware_host.service.config import load_config
+from firmware_host.service.service import Service, demo_source
 from mqtt_helpers import MOSQUITTO_DIR, Broker, Subscriber, make_certificates, write_config
 from test_publish import PUB, SEC, assert_no_secret_on_public, expected_streams, signed_cmd
 

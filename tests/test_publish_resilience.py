@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from firmware_host.mqtt import contract as mc
-from firmware_host.service.service import Service, demo_source, load_config
+from firmware_host.service.config import load_config
+from firmware_host.service.service import Service, demo_source
 from mqtt_helpers import Broker, Proxy, Subscriber, dedupe, write_config
 from test_publish import PUB, SEC, assert_no_secret_on_public, expected_streams
 

@@ -9,7 +9,8 @@ from gpiozero import DigitalOutputDevice
 from gpiozero.exc import GPIOPinInUse
 from gpiozero.pins.mock import MockFactory
 
-from calibration.readers import ReaderConfigError, ReaderTable, load_readers, parse_readers
+from calibration.readers import ReaderTable, load_readers, parse_readers
+from firmware_host.configfile import ConfigError
 from drivers.emulated.mfrc522 import VirtualClock
 from drivers.zones import (
     PollRecord, ZoneReaders, ZoneTracker, load_records, open_emulated, replay, save_records,
@@ -86,9 +87,9 @@ def broken(change):
     (lambda t, r: r[1].update(id="r1"), "readers.reader[1].id", "already used"),
     (lambda t, r: r[1].update(reset_pin="GPIO25"), "readers.reader[1].reset_pin", "already used"),
     (lambda t, r: t.update(enter_polls=0), "readers.enter_polls", "out of range 1..20"),
-    (lambda t, r: t.update(leave_polls=True), "readers.leave_polls", "must be int"),
+    (lambda t, r: t.update(leave_polls=True), "readers.leave_polls", "expected an integer"),
     (lambda t, r: t.update(spi_hz=20_000_000), "readers.spi_hz", "out of range"),
-    (lambda t, r: t.update(timeout_us="1ms"), "readers.timeout_us", "must be int"),
+    (lambda t, r: t.update(timeout_us="1ms"), "readers.timeout_us", "expected an integer"),
     (lambda t, r: r[0].update(cs=-1), "readers.reader[0].cs", "out of range"),
     (lambda t, r: r[0].update(max_tags=0), "readers.reader[0].max_tags", "out of range"),
     (lambda t, r: r[0].pop("bus"), "readers.reader[0].bus", "missing"),
@@ -96,7 +97,7 @@ def broken(change):
     (lambda t, r: r.clear(), "readers.reader", "no reader"),
 ])
 def test_profile_errors_name_file_key_and_reason(change, key, reason):
-    with pytest.raises(ReaderConfigError) as info:
+    with pytest.raises(ConfigError) as info:
         parse_readers(broken(change), "bad.toml")
     assert info.value.file == "bad.toml" and info.value.key == key
     assert reason in info.value.reason
@@ -106,12 +107,12 @@ def test_profile_errors_name_file_key_and_reason(change, key, reason):
 def test_profile_file_errors(tmp_path):
     bad = tmp_path / "t.toml"
     bad.write_text("[readers\n")
-    with pytest.raises(ReaderConfigError, match="t.toml: not valid TOML"):
+    with pytest.raises(ConfigError, match="t.toml: not valid TOML"):
         load_readers(bad)
     bad.write_text("name = 'x'\n[shoe]\nport = '/dev/ttyUSB0'\n")
-    with pytest.raises(ReaderConfigError, match="t.toml: readers: missing"):
+    with pytest.raises(ConfigError, match="t.toml: readers: missing"):
         load_readers(bad)
-    with pytest.raises(ReaderConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="cannot read"):
         load_readers(tmp_path / "none.toml")
 
 

@@ -5,9 +5,17 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.geometry import (CalibrationError, LayoutError, Marker, calibrate_table, draw_calibration,
-                                  intrusions, load_calibration, load_layout)
+from calibration.geometry import (
+    CalibrationError,
+    Marker,
+    calibrate_table,
+    draw_calibration,
+    intrusions,
+    load_calibration,
+    load_layout,
+)
 from firmware_host.cli.vision import expected_markers
+from firmware_host.configfile import ConfigError
 from firmware_host.sim.render import Scene, mount_camera, render
 
 LAYOUT = "hardware/camera/table8.toml"
@@ -44,7 +52,7 @@ def test_a_bad_layout_names_the_bad_key(tmp_path, old, new, key):
     assert old in text
     path = tmp_path / "bad.toml"
     path.write_text(text.replace(old, new, 1))
-    with pytest.raises(LayoutError) as err:
+    with pytest.raises(ConfigError) as err:
         load_layout(path)
     assert key in str(err.value)
 
@@ -81,7 +89,7 @@ def test_a_marker_behind_a_zone_is_found():
 
 
 def test_a_full_layout_needs_the_camera_named():
-    with pytest.raises(LayoutError, match="name a camera: right, left"):
+    with pytest.raises(ConfigError, match="name a camera: right, left"):
         calibrate_table(cv2.imread(f"{DATA}/table_right.jpg"), load_layout(LAYOUT))
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from firmware_host.rules.profile import Profile, builtin_ids, builtin_profile, load_profile
+from firmware_host.rules.profile import Profile, resolve_profile
 
 if TYPE_CHECKING:
     from firmware_host.vision.feed import CameraFeed
@@ -45,9 +45,8 @@ def speed(text: str) -> float | None:
 
 
 def profile(name: str) -> Profile:
-    """``--profile``: a built-in house-rules profile id (000..004) or a TOML file; ProfileError if neither."""
-    # TODO(lead, at merge): return firmware_host.rules.profile.resolve_profile(name)
-    return builtin_profile(name) if name in builtin_ids() else load_profile(name)
+    """``--profile``: a built-in house-rules profile id (000..004) or a TOML file; ConfigError if neither."""
+    return resolve_profile(name)
 
 
 def existing(path: str | Path, option: str) -> Path:
@@ -107,7 +106,7 @@ def open_cameras(specs: list[str], directory: Path,
             if calib.layout.camera != name:
                 raise ValueError(f"{directory / f'camera-{name}-table.json'}: calibrates camera "
                                  f"{calib.layout.camera}, not {name}")
-            camera = open_device(int(index), tuple(calib.image_size), clock=clock)
+            camera = open_device(int(index), calib.image_size, clock=clock)
             feeds.append(CameraFeed(name, camera, calib, models))
     except Exception:
         for feed in feeds:

@@ -84,7 +84,8 @@ def _session(port: int, recording: Recording, args: argparse.Namespace, factor: 
     from firmware_host.hil.replay import Replay
     from firmware_host.mqtt.contract import Topics
     from firmware_host.mqtt.subscriber import Subscriber
-    from firmware_host.service.service import Service, local_config
+    from firmware_host.service.config import local_config
+    from firmware_host.service.service import Service
 
     topics = Topics(recording.table)
     viewer = Viewer(args.secrets)

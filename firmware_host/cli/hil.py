@@ -118,7 +118,8 @@ def _replay_to_broker(recording: Recording, args: argparse.Namespace, on_event: 
     from urllib.parse import urlparse
 
     from firmware_host.hil.replay import Replay
-    from firmware_host.service.service import Service, local_config
+    from firmware_host.service.config import local_config
+    from firmware_host.service.service import Service
 
     url = urlparse(args.broker)
     if url.scheme not in ("mqtt", "tcp") or not url.hostname:
@@ -145,7 +146,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     import tomllib
 
     from calibration.deck import DeckError, Registry
-    from calibration.readers import ReaderConfigError, parse_readers
+    from calibration.readers import parse_readers
     from drivers.console import load_console_pins
     from drivers.zones import open_real
     from firmware_host import data
@@ -159,7 +160,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         registry = Registry.from_directory(args.decks, in_play=args.in_play)
         if not registry.decks:
             raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
-    except (OSError, ValueError, DeckError, ReaderConfigError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, ValueError, DeckError, tomllib.TOMLDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     decks = [{"deck": d.deck, "back": d.back, "cards": dict(d.cards)} for d in registry.decks.values()]

@@ -8,7 +8,8 @@ import sys
 from typing import Any
 
 from firmware_host.cli.common import Parsers, profile
-from firmware_host.rules.profile import Profile, ProfileError
+from firmware_host.configfile import ConfigError
+from firmware_host.rules.profile import Profile
 
 
 def register(parsers: Parsers) -> None:
@@ -20,7 +21,7 @@ def register(parsers: Parsers) -> None:
 def cmd_profile(args: argparse.Namespace) -> int:
     try:
         house = profile(args.profile)
-    except ProfileError as exc:
+    except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(summary(house), indent=2, ensure_ascii=False))

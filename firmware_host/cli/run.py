@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from firmware_host.events import Event
     from firmware_host.mqtt.subscriber import Message, Subscriber
     from firmware_host.observations import Observation
+    from firmware_host.service.config import Config
     from firmware_host.service.devices import Devices
-    from firmware_host.service.service import Config
 
 
 def register(parsers: Parsers) -> None:
@@ -63,13 +63,15 @@ def register(parsers: Parsers) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from firmware_host.cli.display import describe
-    from firmware_host.service.service import ConfigError, Service, demo_source, load_config
+    from firmware_host.configfile import ConfigError
+    from firmware_host.service.config import load_config
+    from firmware_host.service.service import Service, demo_source
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         config = load_config(args.config)
     except ConfigError as exc:
-        print(f"error: config {args.config}: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     out = open(args.events_out, "a", encoding="utf-8") if args.events_out else None
     lock = threading.Lock()
@@ -185,7 +187,7 @@ class Arrivals:
 
 
 def _bench_config(directory: str | Path, port: int, table: str) -> Config:
-    from firmware_host.service.service import parse_config
+    from firmware_host.service.config import parse_config
     return parse_config({"table": {"id": table, "profile": "000"},
                          "broker": {"host": "127.0.0.1", "port": port, "keepalive": 30},
                          "outbox": {"path": "outbox.sqlite", "max_bytes": 500_000_000},

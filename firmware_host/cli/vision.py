@@ -46,7 +46,7 @@ def register(parsers: Parsers) -> None:
 
 
 def _layout(given: str | None) -> Layout:
-    """``--layout``: a zone layout TOML, by default the shipped one (LayoutError names what is wrong)."""
+    """``--layout``: a zone layout TOML, by default the shipped one (a ConfigError names what is wrong)."""
     from calibration import geometry
     from firmware_host import data
     if given:
@@ -67,7 +67,7 @@ def _camera(args: argparse.Namespace) -> tuple[Layout, str]:
     """The layout and the camera's name (``--camera``, default the layout's first camera)."""
     layout = _layout(args.layout)
     name = args.camera or layout.cameras[0].name
-    layout.mount(name)  # LayoutError naming the cameras if there is no such camera
+    layout.mount(name)  # a ConfigError naming the cameras if there is no such camera
     return layout, name
 
 
@@ -87,12 +87,13 @@ def cmd_calibrate_table(args: argparse.Namespace) -> int:
     """Markers -> camera; writes the calibration file and the annotated picture."""
     import cv2
 
-    from calibration.geometry import CalibrationError, LayoutError, calibrate_table, draw_calibration, intrusions
+    from calibration.geometry import CalibrationError, calibrate_table, draw_calibration, intrusions
+    from firmware_host.configfile import ConfigError
     try:
         layout, name = _camera(args)
         image = _read(corpus(args.image, f"{EVALUATION_SET}/table_{name}.jpg", "--image"))
         calib = calibrate_table(image, layout, name)
-    except (LayoutError, CalibrationError) as exc:
+    except (ConfigError, CalibrationError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = args.out or f"camera-{name}-table.json"

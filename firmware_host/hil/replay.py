@@ -31,7 +31,7 @@ from firmware_host.events import Event
 from firmware_host.hil.recording import CameraTrack, Line, Recording, RecordingError, merge
 from firmware_host.observations import Observation, from_dict
 from firmware_host.rules.engine import HandEngine
-from firmware_host.rules.profile import builtin_profile
+from firmware_host.rules.profile import resolve_profile
 from firmware_host.service.devices import choosing_deck
 from firmware_host.vision.feed import CameraFeed, load_camera_calibration, unsure
 
@@ -95,7 +95,7 @@ class Replay:
         self.readers = ZoneTracker.for_table(parse_readers(table, "recording.json:table_profile"),
                                              self.registry.lookup)
         self.shoe = ShoeSession(self.registry)
-        self.engine = HandEngine(builtin_profile(self.profile or rec.profile), rec.table, chip_unit=rec.chip_unit)
+        self.engine = HandEngine(resolve_profile(self.profile or rec.profile), rec.table, chip_unit=rec.chip_unit)
         self._pending: list[Observation] = []
         self.factory = MockFactory()
         self.console = Console(load_console_pins(table, "recording.json:table_profile"),

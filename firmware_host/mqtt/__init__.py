@@ -1,0 +1,1 @@
+"""The hall link: the event contract (topics, envelopes, signatures), publisher, commands, public view, subscriber."""

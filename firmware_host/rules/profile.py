@@ -17,21 +17,22 @@ added to :class:`~firmware_host.rules.betting.BettingRules` or
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union
 
+from firmware_host.configfile import ConfigError, Section, read_toml
 from firmware_host.rules.betting import BettingRules
 from firmware_host.rules.seating import SeatingRules
 
 __all__ = [
-    "Chip", "Clock", "Irregularities", "Level", "Profile", "ProfileError",
-    "builtin_ids", "builtin_profile", "load_profile",
+    "Chip", "Clock", "Irregularities", "Level", "Profile",
+    "builtin_ids", "builtin_profile", "load_profile", "resolve_profile",
 ]
 
 OddChip = Literal["left-of-button", "next-pot"]
@@ -42,14 +43,7 @@ PrematureCard = Literal["tda-rp5", "art-76", "discard"]
 MissedBurn = Literal["board-stands", "art-76"]
 
 MIN_SEATS, MAX_SEATS = 2, 10
-
-
-class ProfileError(ValueError):
-    """A profile file that cannot be loaded: names the *file*, the *key* path and the *reason*."""
-
-    def __init__(self, file: str, key: str, reason: str) -> None:
-        self.file, self.key, self.reason = file, key, reason
-        super().__init__(f"{file}: {key}: {reason}" if key else f"{file}: {reason}")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -166,14 +160,9 @@ class Profile:
 # -- loading -----------------------------------------------------------------
 
 def load_profile(path: str | PathLike[str]) -> Profile:
-    """Read and check the profile TOML file at *path*; raise :class:`ProfileError` if invalid."""
+    """Read and check the profile TOML file at *path*; raise :class:`ConfigError` if invalid."""
     path = Path(path)
-    try:
-        with path.open("rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise ProfileError(path.name, "", f"not valid TOML: {e}") from None
-    return _Loader(path.name).profile(data)
+    return _Loader(path.name).profile(read_toml(path))
 
 
 def builtin_ids() -> tuple[str, ...]:
@@ -192,68 +181,67 @@ def builtin_profile(profile_id: str) -> Profile:
         return load_profile(path)
 
 
+def resolve_profile(name: str) -> Profile:
+    """A built-in profile by its id (``"000"`` … ``"004"``), else the profile file *name*.
+
+    The one way a profile is named on the command line, in a config file or in a recording.
+    """
+    return builtin_profile(name) if name in builtin_ids() else load_profile(name)
+
+
 class _Loader:
-    """Builds dataclasses from parsed TOML, naming *file* and the key path in every error."""
+    """Builds the profile's dataclasses from parsed TOML through the config loader's sections:
+    fields by introspection (a field added to a dataclass is a key at once), each read with the
+    getter of its type; every error names *file* and the key path."""
 
     def __init__(self, file: str) -> None:
         self.file = file
 
-    def error(self, key: str, reason: str) -> ProfileError:
-        return ProfileError(self.file, key, reason)
+    def error(self, key: str, reason: str) -> ConfigError:
+        return ConfigError(self.file, key, reason)
 
     def profile(self, data: dict[str, Any]) -> Profile:
-        profile = self.build(Profile, data, "")
+        profile = self.build(Profile, Section(data, self.file))
         chips = tuple(sorted(profile.chips, key=lambda c: c.value))
         self.check(profile, chips)
         return dataclasses.replace(profile, chips=chips)
 
-    # generic: fields by introspection
-    def build(self, cls: type, data: Any, key: str) -> Any:
-        if not isinstance(data, dict):
-            raise self.error(key, f"expected a table, not {_describe(data)}")
-        fields = {f.name: f for f in dataclasses.fields(cls)}
+    def build(self, cls: type[T], section: Section) -> T:
         hints = typing.get_type_hints(cls)
-        for name in data:
-            if name not in fields:
-                raise self.error(_join(key, name), f"unknown key ({cls.__name__} has "
-                                 + ", ".join(fields) + ")")
         values = {}
-        for name, field in fields.items():
-            if name in data:
-                values[name] = self.convert(hints[name], data[name], _join(key, name))
+        for field in dataclasses.fields(cls):  # type: ignore[arg-type]  # cls is a dataclass
+            if section.has(field.name):
+                values[field.name] = self.read(section, field.name, hints[field.name])
             elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-                raise self.error(_join(key, name), "missing required key")
+                section.get(field.name)  # raises: missing required key
+        section.finish()
         return cls(**values)
 
-    def convert(self, hint: Any, value: Any, key: str) -> Any:
+    def read(self, section: Section, name: str, hint: Any) -> Any:
+        """The value of *name* as the type *hint* says."""
         origin, args = typing.get_origin(hint), typing.get_args(hint)
         if dataclasses.is_dataclass(hint):
-            return self.build(hint, value, key)
+            return self.build(typing.cast(type[Any], hint), section.section(name))
         if origin is Literal:
-            if not any(value == arg and type(value) is type(arg) for arg in args):
-                raise self.error(key, f"{value!r} is not one of " + ", ".join(map(repr, args)))
-            return value
+            return section.get_choice(name, args)
         if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-            if not isinstance(value, list):
-                raise self.error(key, f"expected an array, not {_describe(value)}")
-            return tuple(self.convert(args[0], item, f"{key}[{i}]") for i, item in enumerate(value))
+            if dataclasses.is_dataclass(args[0]):
+                return tuple(self.build(typing.cast(type[Any], args[0]), item) for item in section.sections(name))
+            raise TypeError(f"{section.path(name)}: profiles hold arrays of tables only")
         if origin in (Union, types.UnionType):
             errors = []
             for arg in args:
-                if arg is type(None):
-                    continue
-                try:
-                    return self.convert(arg, value, key)
-                except ProfileError as e:
-                    errors.append(e.reason)
-            raise self.error(key, " or ".join(errors))
-        if hint is float and type(value) in (int, float):
-            return float(value)
-        if hint in (int, str, bool):
-            if type(value) is not hint:           # bool is an int subclass: compare exactly
-                raise self.error(key, f"expected {_TYPE_NAMES[hint]}, not {_describe(value)}")
-            return value
-        raise TypeError(f"{key}: profiles cannot hold a {hint!r}")
+                if arg is not type(None):
+                    try:
+                        return self.read(section, name, arg)
+                    except ConfigError as e:
+                        errors.append(e.reason)
+            raise section.error(name, " or ".join(errors))
+        getters: dict[Any, Callable[[str], Any]] = {int: section.get_int, str: section.get_str,
+                                                    bool: section.get_bool, float: section.get_float}
+        if hint not in getters:
+            raise TypeError(f"{section.path(name)}: profiles cannot hold a {hint!r}")
+        return getters[hint](name)
 
     # semantic checks, beyond types
     def check(self, p: Profile, chips: tuple[Chip, ...]) -> None:
@@ -318,18 +306,5 @@ class _Loader:
             previous = level
 
 
-_TYPE_NAMES = {int: "an integer", str: "a string", bool: "a boolean"}
-
-
 def _amounts(level: Level) -> tuple[int, int, int, int]:
     return level.small_blind, level.big_blind, level.ante, level.big_blind_ante
-
-
-def _join(key: str, name: str) -> str:
-    return f"{key}.{name}" if key else name
-
-
-def _describe(value: Any) -> str:
-    kind = {bool: "a boolean", int: "an integer", float: "a float", str: "a string",
-            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
-    return f"{kind} ({value!r})" if not isinstance(value, (list, dict)) else kind

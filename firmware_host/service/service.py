@@ -15,12 +15,9 @@ import logging
 import queue
 import threading
 import time
-import tomllib
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeGuard
 
 from firmware_host import observations as obs_mod
@@ -32,158 +29,22 @@ from firmware_host.mqtt.contract import (
     JsonObject,
     PayloadKind,
     Topics,
-    check_id,
     dumps,
     envelope,
     event_id,
     signed,
 )
 from firmware_host.mqtt.public_view import PublicView
-from firmware_host.mqtt.publisher import BrokerConfig, Inbox, Publisher, Status, Tick
+from firmware_host.mqtt.publisher import Inbox, Publisher, Status, Tick
 from firmware_host.observations import Observation
 from firmware_host.rules.engine import HandEngine
-from firmware_host.rules.profile import Profile
+from firmware_host.rules.profile import Profile, resolve_profile
+from firmware_host.service.config import Config
 from firmware_host.service.journal import Journal
 from firmware_host.service.outbox import Outbox
 
 log = logging.getLogger(__name__)
 SOFTWARE = "pokertable 0.1.0"
-
-
-class ConfigError(ValueError):
-    """A bad configuration file; the message names the key."""
-
-
-@dataclass(frozen=True)
-class Config:
-    table: str
-    profile: str
-    broker: BrokerConfig
-    journal_path: Path
-    outbox_path: Path
-    outbox_max_bytes: int = 50_000_000
-    outbox_alarm: float = 0.8
-    broadcast_delay: float = 0.0
-    command_key: bytes = b""
-    command_window: float = 30.0
-    health_interval: float = 10.0
-    hardware: dict = dataclasses.field(default_factory=dict)
-
-
-_SCHEMA = {   # section -> key -> (types, required)
-    "table": {"id": (str, True), "profile": (str, True), "hardware": (dict, False)},
-    "broker": {"host": (str, True), "port": (int, True), "keepalive": (int, False), "client_id": (str, False),
-               "username": (str, False), "password": (str, False), "password_file": (str, False),
-               "tls": (bool, False), "ca_file": (str, False), "cert_file": (str, False),
-               "key_file": (str, False), "tls_insecure": (bool, False),
-               "reconnect_min": ((int, float), False), "reconnect_max": ((int, float), False)},
-    "outbox": {"path": (str, True), "max_bytes": (int, True), "alarm_fraction": ((int, float), False)},
-    "journal": {"path": (str, True)},
-    "publish": {"broadcast_delay": ((int, float), False), "health_interval": ((int, float), False)},
-    "commands": {"key": (str, False), "key_file": (str, False), "window": ((int, float), False)},
-}
-
-
-def load_config(path: str | Path) -> Config:
-    """Read and validate a TOML config; :class:`ConfigError` names the bad key."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    return parse_config(data, base=path.parent)
-
-
-def parse_config(data: dict, base: Path = Path(".")) -> Config:
-    """Validate a config already parsed from TOML (relative paths are relative to *base*)."""
-    for section in data:
-        if section not in _SCHEMA:
-            raise ConfigError(f"unknown section [{section}]; known: {', '.join(_SCHEMA)}")
-    got: dict[str, dict] = {}
-    for section, keys in _SCHEMA.items():
-        values = data.get(section, {})
-        if not isinstance(values, dict):
-            raise ConfigError(f"{section} must be a table")
-        for key, value in values.items():
-            if key not in keys:
-                raise ConfigError(f"unknown key {section}.{key}; known: {', '.join(keys)}")
-            types_ = keys[key][0]
-            if not isinstance(value, types_) or (isinstance(value, bool) and types_ is not bool):
-                raise ConfigError(f"{section}.{key} has the wrong type ({type(value).__name__})")
-        for key, (_, required) in keys.items():
-            if required and key not in values:
-                raise ConfigError(f"missing key {section}.{key}")
-        got[section] = values
-    t, b, o, p, c = got["table"], got["broker"], got["outbox"], got["publish"], got["commands"]
-
-    def where(value: str) -> Path:
-        return (base / value) if not Path(value).is_absolute() else Path(value)
-
-    def read(key: str, file: str) -> str:
-        try:
-            return where(file).read_text().strip()
-        except OSError as exc:
-            raise ConfigError(f"{key}: cannot read {file}: {exc}") from None
-
-    try:
-        check_id(t["id"], "table.id")
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    if not 1 <= b["port"] <= 65535:
-        raise ConfigError(f"broker.port {b['port']} is not in 1..65535")
-    if "password" in b and "password_file" in b:
-        raise ConfigError("broker.password and broker.password_file: give one")
-    password = read("broker.password_file", b["password_file"]) if "password_file" in b else b.get("password")
-    if password is not None and "username" not in b:
-        raise ConfigError("broker.password needs broker.username")
-    for key in ("ca_file", "cert_file", "key_file"):
-        if key in b and not where(b[key]).exists():
-            raise ConfigError(f"broker.{key}: {b[key]} does not exist")
-    if ("cert_file" in b) != ("key_file" in b):
-        raise ConfigError("broker.cert_file and broker.key_file go together")
-    if o["max_bytes"] < 10_000:
-        raise ConfigError("outbox.max_bytes must be at least 10000")
-    alarm = float(o.get("alarm_fraction", 0.8))
-    if not 0 < alarm < 1:
-        raise ConfigError("outbox.alarm_fraction must be between 0 and 1")
-    delay = float(p.get("broadcast_delay", 0))
-    if not 0 <= delay <= 3600:
-        raise ConfigError("publish.broadcast_delay must be 0..3600 seconds")
-    health = float(p.get("health_interval", 10))
-    if not 0.1 <= health <= 3600:
-        raise ConfigError("publish.health_interval must be 0.1..3600 seconds")
-    if ("key" in c) == ("key_file" in c):
-        raise ConfigError("commands.key or commands.key_file: give exactly one")
-    key = (c["key"] if "key" in c else read("commands.key_file", c["key_file"])).encode()
-    if len(key) < 16:
-        raise ConfigError("commands.key must be at least 16 characters")
-    window = float(c.get("window", 30))
-    if not 1 <= window <= 600:
-        raise ConfigError("commands.window must be 1..600 seconds")
-    keepalive = b.get("keepalive", 10)
-    if not 1 <= keepalive <= 3600:
-        raise ConfigError("broker.keepalive must be 1..3600 seconds")
-    broker = BrokerConfig(
-        host=b["host"], port=b["port"], keepalive=keepalive, client_id=b.get("client_id", f"table-{t['id']}"),
-        username=b.get("username"), password=password, tls=b.get("tls", False),
-        ca_file=str(where(b["ca_file"])) if "ca_file" in b else None,
-        cert_file=str(where(b["cert_file"])) if "cert_file" in b else None,
-        key_file=str(where(b["key_file"])) if "key_file" in b else None,
-        tls_insecure=b.get("tls_insecure", False), reconnect_min=float(b.get("reconnect_min", 0.2)),
-        reconnect_max=float(b.get("reconnect_max", 5.0)))
-    return Config(table=t["id"], profile=t["profile"], broker=broker, journal_path=where(got["journal"]["path"]),
-                  outbox_path=where(o["path"]), outbox_max_bytes=o["max_bytes"], outbox_alarm=alarm,
-                  broadcast_delay=delay, command_key=key, command_window=window, health_interval=health,
-                  hardware=t.get("hardware", {}))
-
-
-def local_config(table: str, profile: str, host: str, port: int, base: str | Path, *,
-                 max_bytes: int = 200_000_000) -> Config:
-    """A config for a throw-away run (the demo, a replay to a broker): journal and outbox in *base*."""
-    return parse_config({"table": {"id": table, "profile": profile}, "broker": {"host": host, "port": port},
-                         "outbox": {"path": "outbox.sqlite", "max_bytes": max_bytes},
-                         "journal": {"path": "journal.sqlite"},
-                         "commands": {"key": "local-run-key-0123456789abcdef"}}, base=Path(base))
 
 
 def demo_source(speed: float = 0.0, loops: int = 1, skip: int = 0) -> Iterator[Observation]:
@@ -227,11 +88,8 @@ class Service:
     def __init__(self, config: Config, *, profile: Profile | None = None, boot: str | None = None,
                  on_payload: Callable[[str, JsonObject], None] | None = None,
                  on_event: Callable[[Event], None] | None = None) -> None:
-        from firmware_host.rules.profile import builtin_ids, builtin_profile, load_profile
-
         self.config = config
-        self.profile = profile or (builtin_profile(config.profile) if config.profile in builtin_ids()
-                                   else load_profile(config.profile))
+        self.profile = profile or resolve_profile(config.profile)
         self.boot = boot or uuid.uuid4().hex[:16]
         self.topics = Topics(config.table)
         self.counters: Counter[str] = Counter()

@@ -135,7 +135,7 @@ def _warp_flat(img: np.ndarray, camera: CameraModel, picture: np.ndarray, corner
 
 def _marker_picture(layout: Layout, marker_id: int) -> np.ndarray:
     side = 240
-    dictionary = layout.aruco_dictionary()  # type: ignore[no-untyped-call]  # unannotated in calibration.geometry
+    dictionary = layout.aruco_dictionary()
     marker = cv2.aruco.generateImageMarker(dictionary, marker_id, side)
     return cv2.cvtColor(marker, cv2.COLOR_GRAY2BGR)
 

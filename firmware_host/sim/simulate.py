@@ -40,7 +40,7 @@ from firmware_host.observations import (
     to_dict,
 )
 from firmware_host.rules.chips import breakdown
-from firmware_host.rules.profile import builtin_profile
+from firmware_host.rules.profile import resolve_profile
 from firmware_host.sim.filming import FPS, Film
 
 STEP = 0.6            # seconds between two script lines
@@ -147,7 +147,7 @@ class Simulator:
         self.lines.append({"t": round(self.t + 0.08, 4), "s": "gpio", "pin": pin, "level": 1})
 
     def _colours(self) -> dict[int, str]:
-        return {chip.value: chip.colour for chip in builtin_profile(self.profile).chips}
+        return {chip.value: chip.colour for chip in resolve_profile(self.profile).chips}
 
     def _film(self, over: list[tuple[str, dict[str, dict[int, int]]]], dealer: bool) -> None:
         """Arms reach over each zone in turn, changing the chips; then the camera is given time
