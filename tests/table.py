@@ -1,11 +1,18 @@
 """A scripted table for tests: observations as the hardware makes them, fed to a real engine."""
 from __future__ import annotations
 
-from firmware_host.rules.engine import HandEngine
 from firmware_host.events import ActionTaken, Event, HandEnded, Irregularity, PotAwarded
 from firmware_host.observations import (
-    DECK, CardEntered, ChipsInZone, ConsolePress, Declaration, MoveButton, SeatPresence, SetLevel,
+    DECK,
+    CardEntered,
+    ChipsInZone,
+    ConsolePress,
+    Declaration,
+    MoveButton,
+    SeatPresence,
+    SetLevel,
 )
+from firmware_host.rules.engine import HandEngine
 from firmware_host.rules.profile import builtin_profile
 
 

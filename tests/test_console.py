@@ -5,7 +5,6 @@ from gpiozero.pins.mock import MockFactory
 
 from drivers.console import Console, ConsolePins, load_console_pins
 from firmware_host.observations import CardEntered
-
 from table import Table
 
 PINS = ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}, alert_led=20, buzzer=21)

@@ -175,7 +175,7 @@ def test_calibrate_deck_in_deck_order(pty, tmp_path):
     master, port = pty
     with SimShoe(master, heartbeat=0.5) as shoe:
         process = calibrate(port, tmp_path, "--timeout", "10")
-        for i, card in enumerate(DECK):
+        for card in DECK:
             shoe.draw(RED[card], face="down")
         code, out, err = run(process)
     assert code == 0, err

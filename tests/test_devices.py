@@ -15,8 +15,8 @@ from drivers.emulated.mfrc522 import VirtualClock
 from drivers.emulated.shoe import SimShoe
 from drivers.zones import open_emulated
 from firmware_host.observations import MoveButton, SeatPresence, SetLevel
-from firmware_host.service.devices import Devices
 from firmware_host.service.config import load_config
+from firmware_host.service.devices import Devices
 from firmware_host.service.service import Service
 from firmware_host.sim.broker import LocalMosquitto
 from firmware_host.sim.simulate import demo_deck

@@ -12,7 +12,14 @@ from firmware_host.configfile import ConfigError
 from firmware_host.rules import profile as profile_module
 from firmware_host.rules.betting import BettingRules
 from firmware_host.rules.profile import (
-    Chip, Clock, Irregularities, Level, Profile, builtin_ids, builtin_profile, load_profile,
+    Chip,
+    Clock,
+    Irregularities,
+    Level,
+    Profile,
+    builtin_ids,
+    builtin_profile,
+    load_profile,
 )
 from firmware_host.rules.seating import SeatingRules
 
@@ -118,11 +125,16 @@ def test_seating(profile_id, new_player):
 
 
 @pytest.mark.parametrize("profile_id, expected", [
-    ("000", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)),  # 000 §35, §37, §68, §39
-    ("001", Irregularities("misdeal", "dead", "tda-rp5", "board-stands", "may-receive", False)),          # 001 'Annonce de sa main'
-    ("002", Irregularities("replace-with-burn", "dead", "discard", "board-stands", "misdeal", True)),     # 002 C.1-C.3, C.6
-    ("003", Irregularities("misdeal", "dead-unless-nuts", "art-76", "art-76", "misdeal", False)),        # 003 art. 48, 76, 77
-    ("004", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)), # 004 H.a, H.b
+    # 000 §35, §37, §68, §39
+    ("000", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)),
+    # 001 'Annonce de sa main'
+    ("001", Irregularities("misdeal", "dead", "tda-rp5", "board-stands", "may-receive", False)),
+    # 002 C.1-C.3, C.6
+    ("002", Irregularities("replace-with-burn", "dead", "discard", "board-stands", "misdeal", True)),
+    # 003 art. 48, 76, 77
+    ("003", Irregularities("misdeal", "dead-unless-nuts", "art-76", "art-76", "misdeal", False)),
+    # 004 H.a, H.b
+    ("004", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)),
 ])
 def test_irregularities(profile_id, expected):
     assert builtin_profile(profile_id).irregularities == expected

@@ -8,12 +8,12 @@ import time
 
 import pytest
 
+from firmware_host.configfile import ConfigError
 from firmware_host.mqtt import contract as mc
 from firmware_host.mqtt.public_view import PublicView
 from firmware_host.observations import OBSERVATION_TYPES, CardEntered
 from firmware_host.rules.engine import HandEngine
 from firmware_host.rules.profile import builtin_profile
-from firmware_host.configfile import ConfigError
 from firmware_host.service.config import load_config, parse_config
 from firmware_host.service.service import Service, demo_source
 from firmware_host.sim.demo import script

@@ -10,13 +10,24 @@ from gpiozero.exc import GPIOPinInUse
 from gpiozero.pins.mock import MockFactory
 
 from calibration.readers import ReaderTable, load_readers, parse_readers
-from firmware_host.configfile import ConfigError
 from drivers.emulated.mfrc522 import VirtualClock
 from drivers.zones import (
-    PollRecord, ZoneReaders, ZoneTracker, load_records, open_emulated, replay, save_records,
+    PollRecord,
+    ZoneReaders,
+    ZoneTracker,
+    load_records,
+    open_emulated,
+    replay,
+    save_records,
 )
+from firmware_host.configfile import ConfigError
 from firmware_host.observations import (
-    CardEntered, CardLeft, DeviceFault, DeviceRecovered, ForeignCard, WrongBackCard,
+    CardEntered,
+    CardLeft,
+    DeviceFault,
+    DeviceRecovered,
+    ForeignCard,
+    WrongBackCard,
 )
 
 DEMO = Path(__file__).parent.parent / "hardware" / "tables" / "demo-10.toml"

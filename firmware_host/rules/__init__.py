@@ -1,1 +1,1 @@
-"""The house rules, pure: the hand engine, pokerkit behind our adapter, seating, betting, chips, irregularities, profiles."""
+"""The house rules, pure: the hand engine, pokerkit behind our adapter, seating, betting, chips, profiles."""
