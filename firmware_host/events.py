@@ -188,10 +188,24 @@ class IrregularityResolved(Event):
     cards: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something to know that is not an irregularity: ``table-paused``, ``table-resumed`` (the TD),
+    ``hand-voided`` (the TD voided the hand), ``device-recovered`` (a device works again)."""
+
+    KIND: ClassVar[str] = "notice"
+    notice: str
+    text: str
+    rule: str = ""
+
+
+NOTICES = ("table-paused", "table-resumed", "hand-voided", "device-recovered")
+"""The kinds of :class:`Notice`."""
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.KIND: cls
     for cls in (HandStarted, HoleCardDealt, CardBurned, ActionTaken, BoardDealt, HandShown,
-                PotAwarded, HandEnded, Irregularity, IrregularityResolved)
+                PotAwarded, HandEnded, Irregularity, IrregularityResolved, Notice)
 }
 
 

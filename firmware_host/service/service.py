@@ -206,7 +206,7 @@ class PublicView:
         if event.SECRET:
             return None
         body = event.to_dict()
-        for key in ("cards", "procedure", "procedure_fr", "effect", "rank"):
+        for key in ("cards", "procedure", "procedure_fr", "effect", "rank", "text"):
             if key in body and not isinstance(event, (HandShown, BoardDealt)):
                 body[key] = mask_cards(body[key], self.public_cards)
                 if isinstance(body[key], tuple):
