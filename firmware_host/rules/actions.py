@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 from firmware_host.events import ActionTaken
 from firmware_host.observations import CardEntered, ChipsInZone, Declaration, Observation, zone_seat
 from firmware_host.rules import betting, checks, pots
-from firmware_host.rules.chips import added, breakdown
+from firmware_host.rules.chips import added, breakdown, chip_list
 from firmware_host.rules.game import Game, GameError
 from firmware_host.rules.hand import Hand
 from firmware_host.rules.holds import Until
@@ -58,34 +58,32 @@ def denominations(profile: Profile, unit: int) -> tuple[int, ...]:
     return values if unit in values else values + (unit,)
 
 
-def _pushed(hand: Hand, seat: int, obs: ChipsInZone, values: tuple[int, ...]) -> tuple[int, ...]:
-    """The chips *seat* added (one entry per chip): as counted, or the amount broken into *values*.
-
-    :raises ValueError: when *values* cannot make the amount.
-    """
+def _counted(hand: Hand, seat: int, obs: ChipsInZone) -> tuple[int, ...] | None:
+    """The chips *seat* added, one entry per chip, as the camera counted them; None if they do not add up."""
     before = hand.bets.amount.get(seat, 0)
     new = added(obs.chips, hand.bets.chips.get(seat, ()), before) if obs.chips else None
-    if new is None or sum(new) != obs.amount - before:
-        new = tuple(v for v, n in breakdown(obs.amount - before, values) for _ in range(n))
-    return new
+    return new if new is not None and sum(new) == obs.amount - before else None
 
 
 def _situation(game: Game, seat: int) -> betting.Situation:
     """What *seat*, in turn to act, faces, for :func:`.betting.rule` (which refuses a street not bet on)."""
     return betting.Situation(
         street=cast(betting.Street, game.street), big_blind=game.big_blind,
-        highest_bet=max(game.bet(s) for s in game.order), own_bet=game.bet(seat), stack=game.stack(seat),
+        highest_bet=max([game.bet(s) for s in game.order]), own_bet=game.bet(seat), stack=game.stack(seat),
         last_increment=game.last_increment, previous_bet=game.last_full_bet, may_raise=game.may_raise())
 
 
 def _push(engine: HandEngine, hand: Hand, seat: int, obs: ChipsInZone) -> None:
     """The seat in turn pushed chips: the house's betting rules make it an action."""
     game = hand.game
-    try:
-        new = _pushed(hand, seat, obs, denominations(engine.profile, engine.unit))
-    except ValueError as exc:
-        return engine.report(obs.t, "chips-unreadable", f"seat {seat}: {exc}: the dealer confirms the amount",
-                             seats=(seat,))
+    new = _counted(hand, seat, obs)
+    if new is None:           # the amount broken into the chips in play
+        try:
+            new = chip_list(breakdown(obs.amount - hand.bets.amount.get(seat, 0),
+                                      denominations(engine.profile, engine.unit)))
+        except ValueError as exc:
+            return engine.report(obs.t, "chips-unreadable", f"seat {seat}: {exc}: the dealer confirms the amount",
+                                 seats=(seat,))
     declared = hand.bets.declared.pop(seat, None)
     situation = _situation(game, seat)
     push = betting.Push(chips=new, declared=declared.declared if declared else None,
@@ -171,6 +169,8 @@ def deal_incomplete(engine: HandEngine, hand: Hand, obs: Observation) -> bool:
 
     When the button alone lacks a card and may receive it, *obs* waits for the end of the deal.
     """
+    if hand.dealt_all:            # the usual case, answered at once
+        return False
     finding = checks.deal_incomplete(hand, engine.profile)
     if finding is None:
         return False

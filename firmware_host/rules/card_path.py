@@ -32,8 +32,10 @@ class Place(enum.Enum):
     HELD_BURN = "held-burn"    # taken back, to be the burn card of a later street (002 C.2, 000 §39)
     DEAD = "dead"              # out of play (002 C.3)
 
+    __hash__ = object.__hash__  # members are singletons: hashed by identity, in C (the engine's hot path)
 
-_OF_ZONE = {place.value: place for place in Place}
+
+_OF_KIND = {place.value: place for place in Place}
 
 ENTERS_FROM: dict[Place, frozenset[Place | None]] = {
     Place.SHOE: frozenset({None, Place.HELD_BURN}),
@@ -45,11 +47,6 @@ ENTERS_FROM: dict[Place, frozenset[Place | None]] = {
 """From where (None: the stub, never seen) a card may be read in each zone's place."""
 
 
-def place_of(zone: str) -> Place:
-    """The place of a zone: ``'seat:3'`` -> ``Place.SEAT``."""
-    return _OF_ZONE[zone.partition(":")[0]]
-
-
 @dataclass(frozen=True, slots=True)
 class Spot:
     """Where a card is: its place, and the zone it was read in (the place's name when out of the hand)."""
@@ -59,6 +56,23 @@ class Spot:
 
     def __str__(self) -> str:
         return self.zone
+
+
+SPOTS = {zone: Spot(_OF_KIND[zone.partition(":")[0]], zone)
+         for zone in ("shoe", "burn", "muck", "held-burn", "dead", "board:flop", "board:turn", "board:river",
+                      *(f"seat:{n}" for n in range(100)))}
+"""The spot of each zone (and of the places out of the hand), made once: a card is read several times a hand."""
+
+
+def spot_of(zone: str) -> Spot:
+    """The spot of a card read in *zone* (``'seat:3'``), or of a place out of the hand (``'dead'``)."""
+    found = SPOTS.get(zone)
+    return found if found is not None else Spot(_OF_KIND[zone.partition(":")[0]], zone)
+
+
+def place_of(zone: str) -> Place:
+    """The place of a zone: ``'seat:3'`` -> ``Place.SEAT``."""
+    return spot_of(zone).place
 
 
 class CardPath:
@@ -75,19 +89,19 @@ class CardPath:
     def may_enter(self, card: str, place: Place) -> bool:
         """May *card* be read in *place*, coming from where it is?"""
         spot = self._spots.get(card)
-        return (spot.place if spot else None) in ENTERS_FROM[place]
+        return spot is None or spot.place in ENTERS_FROM[place]
 
     def read(self, card: str, zone: str) -> None:
         """*card* was read in *zone*."""
-        self._spots[card] = Spot(place_of(zone), zone)
+        self._spots[card] = SPOTS.get(zone) or spot_of(zone)
 
     def hold_for_burn(self, card: str) -> None:
         """*card* is taken back, to be burned later (002 C.2, 000 §39)."""
-        self._spots[card] = Spot(Place.HELD_BURN, Place.HELD_BURN.value)
+        self._spots[card] = SPOTS[Place.HELD_BURN.value]
 
     def kill(self, card: str) -> None:
         """*card* is out of play (002 C.3)."""
-        self._spots[card] = Spot(Place.DEAD, Place.DEAD.value)
+        self._spots[card] = SPOTS[Place.DEAD.value]
 
     def to_stub(self, card: str) -> None:
         """*card* is back in the stub, as if never seen (000 §39, 002 C.3)."""
@@ -96,7 +110,7 @@ class CardPath:
     # -- hole cards ----------------------------------------------------------
     def deal(self, card: str, seat: int, zone: str) -> None:
         """*card* is dealt to *seat*, read in *zone*."""
-        self.read(card, zone)
+        self._spots[card] = SPOTS.get(zone) or spot_of(zone)
         self._owners[card] = seat
 
     def replace(self, old: str, new: str, seat: int, zone: str) -> None:

@@ -56,17 +56,13 @@ def wrong_back_card(card: str, deck: str, zone: str) -> Finding:
 
 # -- the deal ------------------------------------------------------------------------------------
 
-def seat_not_dealt_in(hand: Hand, seat: int, card: str) -> Finding | None:
-    """A card to a seat that is not dealt in (000 §35A3)."""
-    if seat in hand.game.order:
-        return None
-    return Finding("card-to-seat-not-dealt-in", f"{card} went to seat {seat}, which is not dealt in",
-                   seats=(seat,), cards=(card,))
-
-
-def wrong_hole_card(hand: Hand, seat: int, card: str) -> Finding | None:
-    """The first card not left of the button (000 §35A2), or a third card to a seat (000 §35A4)."""
+def hole_card(hand: Hand, seat: int, card: str) -> Finding | None:
+    """A card to a seat not dealt in (000 §35A3), the first card not left of the button (000 §35A2),
+    or a third card to a seat (000 §35A4)."""
     game = hand.game
+    if seat not in game.order:
+        return Finding("card-to-seat-not-dealt-in", f"{card} went to seat {seat}, which is not dealt in",
+                       seats=(seat,), cards=(card,))
     if hand.deal.dealt == 0 and seat != game.order[0]:
         return Finding("first-card-wrong-seat", f"the first card went to seat {seat}, not seat {game.order[0]} "
                        "left of the button", seats=(seat,), cards=(card,))
@@ -83,7 +79,7 @@ def deal_incomplete(hand: Hand, profile: Profile) -> Finding | None:
     it receive it (the observation waits for the end of the deal).
     """
     game = hand.game
-    if hand.deal.dealt == 2 * len(game.order) or not game.expects_hole:
+    if hand.dealt_all or not game.expects_hole:
         return None
     short = tuple(s for s in game.order if len(game.hole(s)) < 2)
     button = game.order[-1]

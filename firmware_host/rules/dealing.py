@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from firmware_host.events import BoardDealt, CardBurned, HoleCardDealt
 from firmware_host.observations import CardEntered, CardExposed, CardLeft, ForeignCard, WrongBackCard, zone_seat
 from firmware_host.rules import actions, checks, pots
-from firmware_host.rules.card_path import Place, place_of
+from firmware_host.rules.card_path import SPOTS, Place, place_of
 from firmware_host.rules.game import GameError
 from firmware_host.rules.hand import Hand
 from firmware_host.rules.holds import Until
@@ -31,7 +31,7 @@ def card_entered(engine: HandEngine, obs: CardEntered) -> None:
             engine.report(obs.t, "card-without-hand", f"{obs.card} read in {obs.zone} between hands",
                           cards=(obs.card,))
         return
-    _ENTERED[place_of(obs.zone)](engine, hand, obs)
+    (_BY_ZONE.get(obs.zone) or _ENTERED[place_of(obs.zone)])(engine, hand, obs)
 
 
 def card_left(engine: HandEngine, obs: CardLeft) -> None:
@@ -86,15 +86,12 @@ def _to_seat(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
     if not hand.cards.may_enter(obs.card, Place.SEAT) and hand.deal.replace.get(seat) != obs.card:
         return _seen_again(engine, hand, obs)
     game = hand.game
-    finding = checks.seat_not_dealt_in(hand, seat, obs.card)
-    if finding is not None:
-        return engine.irregular(obs.t, finding)
-    if seat in hand.deal.replace:                     # 002 C.2: the replacement of an exposed card
+    if seat in hand.deal.replace:                     # 002 C.2: the replacement of an exposed card (a seat dealt in)
         old = hand.deal.replace.pop(seat)
         game.replace_hole_card(seat, old, obs.card)
         hand.cards.replace(old, obs.card, seat, obs.zone)
         return engine.emit(HoleCardDealt, obs.t, seat=seat, card=obs.card)
-    finding = checks.wrong_hole_card(hand, seat, obs.card)
+    finding = checks.hole_card(hand, seat, obs.card)
     if finding is not None:
         return engine.irregular(obs.t, finding)
     try:
@@ -108,7 +105,7 @@ def _to_seat(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
     if obs.face_up:
         engine.irregular(obs.t, checks.dealer_exposed(hand, engine.profile, seat, obs.card))
     pots.settle(engine, obs.t)
-    if not game.expects_hole and engine.hold is None:
+    if hand.dealt_all and engine.hold is None:      # the end of the deal
         engine.release(Until.DEAL_END)
 
 
@@ -213,3 +210,6 @@ _ENTERED: dict[Place, Callable[[HandEngine, Hand, CardEntered], None]] = {
     Place.MUCK: _mucked,
 }
 """What a card read in each zone's place means."""
+
+_BY_ZONE = {zone: _ENTERED[spot.place] for zone, spot in SPOTS.items() if spot.place in _ENTERED}
+"""The same, looked up by zone at once (every card read takes this path)."""

@@ -109,7 +109,8 @@ class HandEngine:
     def feed(self, obs: Observation) -> list[Event]:
         """Apply one observation; return the events it caused, in order."""
         out: list[Event] = []
-        self.feed_into(obs, out)
+        self._out = out
+        self.route(obs)
         return out
 
     def feed_into(self, obs: Observation, out: list[Event]) -> None:

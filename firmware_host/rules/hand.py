@@ -68,6 +68,11 @@ class Hand:
     mucked: set[int] = field(default_factory=set)              # seats that mucked at showdown
     bonus: dict[int, int] = field(default_factory=dict)        # carried odd chips won this hand (004 B.b)
 
+    @property
+    def dealt_all(self) -> bool:
+        """Has every seat dealt in its two hole cards (pokerkit expects no more)?"""
+        return self.deal.dealt == 2 * len(self.game.order)
+
     def final_stacks(self, voided: bool) -> dict[int, int]:
         """Each seat's stack now, or as it started if the hand is void; with the carried chips won."""
         stacks = dict(self.starting) if voided else self.game.stacks()

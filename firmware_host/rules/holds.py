@@ -59,6 +59,8 @@ class Postponed:
 
     def take(self, until: Until, seat: int | None = None) -> list[Observation]:
         """Remove and return what waits for *until* (for *seat*), in the order it came."""
+        if not self._waiting:
+            return []
         taken = [w.obs for w in self._waiting if w.until is until and w.seat == seat]
         if taken:
             self._waiting = [w for w in self._waiting if not (w.until is until and w.seat == seat)]
@@ -66,7 +68,8 @@ class Postponed:
 
     def drop(self, *untils: Until) -> None:
         """Forget what waits for any of *untils* (the hand it belonged to is over)."""
-        self._waiting = [w for w in self._waiting if w.until not in untils]
+        if self._waiting:
+            self._waiting = [w for w in self._waiting if w.until not in untils]
 
 
 # -- the irregularity on hold ------------------------------------------------------------------
