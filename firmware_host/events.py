@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 SCHEMA = "pokertable.event"
 SCHEMA_VERSION = 1
@@ -27,9 +27,9 @@ class Event:
     seq: int
     t: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON payload: schema, version, kind, then the fields."""
-        body = {"schema": SCHEMA, "version": SCHEMA_VERSION, "kind": self.KIND}
+        body: dict[str, Any] = {"schema": SCHEMA, "version": SCHEMA_VERSION, "kind": self.KIND}
         body.update(_plain(dataclasses.asdict(self)))
         return body
 
@@ -38,7 +38,7 @@ class Event:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -128,16 +128,22 @@ class HandShown(Event):
 
 
 @dataclass(frozen=True)
-class PotAwarded(Event):
-    """A pot (0 = main, then side pots) went to its winners."""
+class Pot:
+    """A pot (0 = main, then side pots): the seats that contested it, its winners, their shares and hands."""
 
-    KIND: ClassVar[str] = "pot-awarded"
     pot: int
     amount: int
     seats: tuple[int, ...]
     winners: tuple[int, ...]
     amounts: tuple[int, ...]
     ranks: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PotAwarded(Pot, Event):
+    """A pot went to its winners; the rule that placed an odd chip, and the chips carried to the next pot."""
+
+    KIND: ClassVar[str] = "pot-awarded"
     odd_chip_rule: str = ""
     carried: int = 0
 
@@ -182,18 +188,32 @@ class IrregularityResolved(Event):
     cards: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something to know that is not an irregularity: ``table-paused``, ``table-resumed`` (the TD),
+    ``hand-voided`` (the TD voided the hand), ``device-recovered`` (a device works again)."""
+
+    KIND: ClassVar[str] = "notice"
+    notice: str
+    text: str
+    rule: str = ""
+
+
+NOTICES = ("table-paused", "table-resumed", "hand-voided", "device-recovered")
+"""The kinds of :class:`Notice`."""
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.KIND: cls
     for cls in (HandStarted, HoleCardDealt, CardBurned, ActionTaken, BoardDealt, HandShown,
-                PotAwarded, HandEnded, Irregularity, IrregularityResolved)
+                PotAwarded, HandEnded, Irregularity, IrregularityResolved, Notice)
 }
 
 
-def from_dict(body: dict) -> Event:
+def from_dict(body: dict[str, Any]) -> Event:
     """The event whose payload is *body* (as written by :meth:`Event.to_dict`)."""
     if body.get("schema") != SCHEMA or body.get("version") != SCHEMA_VERSION:
         raise ValueError(f"not a {SCHEMA} v{SCHEMA_VERSION} payload")
     cls = EVENT_TYPES[body["kind"]]
     fields = {f.name: f for f in dataclasses.fields(cls)}
-    values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in body.items() if k in fields}
+    values: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in body.items() if k in fields}
     return cls(**values)

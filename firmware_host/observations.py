@@ -8,8 +8,9 @@ the hardware is in ``docs/observations.md``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Any, Literal, TypeAlias, get_args
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -279,30 +280,30 @@ class VoidHand:
             raise ObservationError("voiding a hand needs a reason")
 
 
-Observation = Union[
-    CardEntered, CardLeft, ChipsInZone, ConsolePress, Declaration, SeatPresence, SetLevel, MoveButton,
-    ForeignCard, WrongBackCard, DeviceFault, DeviceRecovered, CardExposed, Resolution, Pause, VoidHand,
-]
+Observation: TypeAlias = (
+    CardEntered | CardLeft | ChipsInZone | ConsolePress | Declaration | SeatPresence | SetLevel | MoveButton
+    | ForeignCard | WrongBackCard | DeviceFault | DeviceRecovered | CardExposed | Resolution | Pause | VoidHand
+)
 
-OBSERVATION_TYPES = {cls.__name__: cls for cls in Observation.__args__}
+OBSERVATION_TYPES: dict[str, type[Observation]] = {cls.__name__: cls for cls in get_args(Observation)}
 
 
-def to_dict(obs: Observation) -> dict:
+def to_dict(obs: Observation) -> dict[str, Any]:
     """A JSON-ready dict of *obs*, with its type name."""
-    data = {"type": type(obs).__name__}
+    data: dict[str, Any] = {"type": type(obs).__name__}
     data.update({k: (list(map(list, v)) if k == "chips" else v) for k, v in vars(obs).items()})
     return data
 
 
-def from_dict(data: dict) -> Observation:
+def from_dict(data: Mapping[str, Any]) -> Observation:
     """The observation written by :func:`to_dict`."""
-    data = dict(data)
-    cls = OBSERVATION_TYPES.get(data.pop("type", None))
+    fields = dict(data)
+    cls = OBSERVATION_TYPES.get(fields.pop("type", None))
     if cls is None:
-        raise ObservationError(f"unknown observation type in {data!r}")
-    if "chips" in data:
-        data["chips"] = tuple(tuple(pair) for pair in data["chips"])
+        raise ObservationError(f"unknown observation type in {fields!r}")
+    if "chips" in fields:
+        fields["chips"] = tuple(tuple(pair) for pair in fields["chips"])
     try:
-        return cls(**data)
+        return cls(**fields)
     except TypeError as exc:
         raise ObservationError(f"{cls.__name__}: {exc}") from None

@@ -1,12 +1,22 @@
 """The hand engine, driven by the observations a table makes; each rulebook example cited."""
+import dataclasses
 import json
+from typing import get_args
 
 from firmware_host import events as ev
-from firmware_host.sim.demo import script
-from firmware_host.rules.engine import HandEngine
-from firmware_host.observations import CardEntered, ChipsInZone, SetLevel
+from firmware_host.cli.display import describe
+from firmware_host.observations import (
+    OBSERVATION_TYPES,
+    CardEntered,
+    ChipsInZone,
+    ConsoleButton,
+    DeviceFault,
+    DeviceRecovered,
+    SetLevel,
+)
+from firmware_host.rules.engine import PRESSES, ROUTES, HandEngine
 from firmware_host.rules.profile import builtin_profile
-
+from firmware_host.sim.demo import script
 from table import Table
 
 
@@ -321,3 +331,31 @@ def test_chips_from_a_seat_not_in_the_hand_are_reported():
     table.fold(3)
     table.feed(ChipsInZone(table.tick(), "bet:3", 500, ((500, 1),)))
     assert table.irregularities()[-1].irregularity == "chips-from-seat-not-in-hand"
+
+
+def test_every_observation_type_has_a_route_and_every_console_button_a_press():
+    assert set(ROUTES) == set(OBSERVATION_TYPES.values())
+    assert set(PRESSES) == set(get_args(ConsoleButton))
+    applied_at_once = {cls.__name__ for cls, route in ROUTES.items() if not route.waits}
+    assert applied_at_once == {"Resolution", "ConsolePress", "DeviceFault", "DeviceRecovered", "SetLevel",
+                               "SeatPresence", "Pause", "VoidHand"}     # the rest waits for the floor's ruling
+
+
+def test_a_device_working_again_is_a_notice_not_an_irregularity():
+    table = four_handed()
+    fault = table.feed(DeviceFault(table.tick(), "shoe", "disconnected", "USB cable pulled"))
+    back = table.feed(DeviceRecovered(table.tick(), "shoe"))
+    assert [e.irregularity for e in fault] == ["device-fault:disconnected"]
+    (notice,) = back
+    assert isinstance(notice, ev.Notice) and (notice.notice, notice.text) == ("device-recovered", "shoe: working again")
+    assert notice.notice in ev.NOTICES and ev.from_dict(json.loads(notice.to_json())) == notice
+    assert describe(notice).endswith("-- device-recovered: shoe: working again")
+
+
+def test_pot_awarded_is_a_pot_with_its_odd_chip_rule_and_carried_chips():
+    pot_fields = [f.name for f in dataclasses.fields(ev.Pot)]
+    awarded = [f.name for f in dataclasses.fields(ev.PotAwarded)]
+    assert awarded == ["table", "hand", "seq", "t", *pot_fields, "odd_chip_rule", "carried"]
+    table = _tie("004")
+    (award,) = table.awards()
+    assert isinstance(award, ev.Pot) and award.odd_chip_rule == "004 B.b"

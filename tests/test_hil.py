@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.events import HandEnded, HandShown, HandStarted, Irregularity, IrregularityResolved, PotAwarded
+from firmware_host.events import (
+    HandEnded,
+    HandShown,
+    HandStarted,
+    Irregularity,
+    IrregularityResolved,
+    Notice,
+    PotAwarded,
+)
 from firmware_host.hil.recording import load
 from firmware_host.hil.replay import Replay
 from firmware_host.sim.simulate import simulate
@@ -71,8 +79,8 @@ def _holds(expect: str, events) -> bool:
     if kind == "fault":
         return any(isinstance(e, Irregularity) and e.irregularity == f"device-fault:{args[0]}" for e in events)
     if kind == "recovered":
-        return any(isinstance(e, Irregularity) and e.irregularity == "device-recovered"
-                   and e.procedure.startswith(args[0]) for e in events)
+        return any(isinstance(e, Notice) and e.notice == "device-recovered" and e.text.startswith(args[0])
+                   for e in events)
     if kind == "started":
         hand = int(args[0])
         started = [e for e in events if isinstance(e, HandStarted) and e.hand == hand][0]

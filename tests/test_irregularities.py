@@ -3,9 +3,12 @@ import pytest
 
 from firmware_host import events as ev
 from firmware_host.observations import (
-    CardEntered, CardExposed, ForeignCard, Resolution, WrongBackCard,
+    CardEntered,
+    CardExposed,
+    ForeignCard,
+    Resolution,
+    WrongBackCard,
 )
-
 from table import Table
 
 
@@ -15,6 +18,10 @@ def started(table):
 
 def resolved(table):
     return [e for e in table.events if isinstance(e, ev.IrregularityResolved)]
+
+
+def notices(table):
+    return [e for e in table.events if isinstance(e, ev.Notice)]
 
 
 def three_handed(profile="000", **kw):
@@ -54,7 +61,8 @@ def test_deck_integrity_stops_play_and_returns_every_bet(profile, rule, kind):
         table.feed(WrongBackCard(table.tick(), "shoe", "2c", "red-deck"))
     (irr,) = table.irregularities()
     assert (irr.irregularity, irr.rule, irr.needs_floor, irr.options) == (kind, rule, True, ("void-hand",))
-    assert irr.substantial_action and "every bet is returned" in irr.procedure and "jetons sont rendus" in irr.procedure_fr
+    assert irr.substantial_action and "every bet is returned" in irr.procedure
+    assert "jetons sont rendus" in irr.procedure_fr
     table.feed(Resolution(table.tick(), "td", "void-hand"))
     (done,) = resolved(table)
     assert (done.by, done.decision) == ("td", "void-hand")
@@ -125,7 +133,8 @@ def test_entitled_seat_without_cards_is_a_misdeal_000_35a4():
         card(table, f"seat:{seat}", c)
     table.push(3, 100)
     (irr,) = table.irregularities()
-    assert (irr.irregularity, irr.rule, irr.seats, irr.options) == ("wrong-number-of-cards", "000 §35A4", (3,), ("misdeal",))
+    assert (irr.irregularity, irr.rule, irr.seats, irr.options) == (
+        "wrong-number-of-cards", "000 §35A4", (3,), ("misdeal",))
 
 
 def test_third_card_to_a_seat_is_a_misdeal():
@@ -159,7 +168,7 @@ def test_later_exposed_card_000_is_a_misdeal_002_is_replaced_and_burned():
         table.confirm()
         card(table, "seat:3", "Qd")        # the deal goes on; seat 2 gets its replacement last
         card(table, "seat:2", "2h")
-        assert table.engine._hand.game.hole(2) == ("Ks", "2h")
+        assert table.engine.hand.game.hole(2) == ("Ks", "2h")
         table.holes = {1: ("As", "Ad"), 2: ("Ks", "2h"), 3: ("Qs", "Qd")}
         table.push(3, 100), table.push(1, 50), table.confirm()
         table.board("flop", "7c8c9c", burn="Kd")     # the exposed card is the flop's burn
@@ -213,7 +222,7 @@ def test_four_card_flop_floor_picks_the_burn_at_random():
     table.feed(Resolution(table.tick(), "td", "random-burn", "8c"))
     (done,) = resolved(table)
     assert done.by == "td" and "8c is the turn's burn card" in done.effect
-    assert table.engine._hand.game.board == ("7c", "Tc", "9c")
+    assert table.engine.hand.game.board == ("7c", "Tc", "9c")
     table.confirm(), table.confirm()
     table.board("turn", "Jh", burn="8c")    # the chosen card is the turn's burn
     assert [e.cards for e in table.events if isinstance(e, ev.BoardDealt)][-1] == ("Jh",)
@@ -281,7 +290,7 @@ def test_missed_burn_003_the_first_card_becomes_the_burn():
     (irr,) = table.irregularities()
     assert (irr.irregularity, irr.rule, irr.needs_floor) == ("missed-burn", "003 art. 76", False)
     assert [e.card for e in table.events if isinstance(e, ev.CardBurned)] == ["7c"]
-    assert table.engine._hand.game.board == ("8c", "9c", "Tc")
+    assert table.engine.hand.game.board == ("8c", "9c", "Tc")
 
 
 def test_missed_burn_000_the_board_stands():
@@ -293,7 +302,7 @@ def test_missed_burn_000_the_board_stands():
         card(table, "board:flop", c)
     (irr,) = table.irregularities()
     assert (irr.irregularity, irr.rule) == ("missed-burn", "002 C.3 (house 000 is silent)")
-    assert table.engine._hand.game.board == ("7c", "8c", "9c")
+    assert table.engine.hand.game.board == ("7c", "8c", "9c")
 
 
 def test_extra_burn_goes_back_for_the_next_street_002_c3():
@@ -359,7 +368,8 @@ def test_td_pause_holds_play_and_resume_applies_it():
     assert table.actions() == [] and table.engine.paused
     table.feed(Pause(table.tick(), False))
     assert table.actions() == [(3, "call", 100)]
-    assert [i.irregularity for i in table.irregularities()] == ["table-paused", "table-resumed"]
+    assert [n.notice for n in notices(table)] == ["table-paused", "table-resumed"]    # notices, not irregularities
+    assert notices(table)[0].rule == "000 §1" and not table.irregularities()
 
 
 def test_td_void_hand_returns_every_bet_and_replays():
@@ -371,7 +381,7 @@ def test_td_void_hand_returns_every_bet_and_replays():
     table.feed(VoidHand(table.tick(), 7, "wrong hand number"))
     assert table.irregularities()[-1].irregularity == "no-such-hand" and table.engine.in_hand
     table.feed(VoidHand(table.tick(), first.hand, "camera saw a marked card"))
-    assert table.irregularities()[-1].irregularity == "hand-voided"
+    assert notices(table)[-1].notice == "hand-voided" and notices(table)[-1].rule == "000 §1"
     assert_void_and_replay(table, first)
 
 
@@ -414,11 +424,11 @@ def test_camera_face_up_is_nothing_without_cards_or_once_the_betting_is_over():
     table.push(3, 100), table.push(1, 50), table.confirm()
     table.board("flop", "7c8c9c", burn="2d")
     for street, c, burn in (("turn", "Tc", "3d"), ("river", "Jh", "4d")):
-        for seat in (1, 2, 3):
+        for _seat in (1, 2, 3):
             table.confirm()
         table.board(street, c, burn=burn)
-    for seat in (1, 2, 3):
+    for _seat in (1, 2, 3):
         table.confirm()
-    assert table.engine._hand is not None and table.engine._hand.game.actor is None   # showdown
+    assert table.engine.hand is not None and table.engine.hand.game.actor is None   # showdown
     table.feed(CardExposed(table.tick(), "seat:1"))        # cards shown at showdown
     assert table.irregularities() == []

@@ -3,9 +3,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from firmware_host import events as ev
-from firmware_host.rules.chips import breakdown, chip_list
 from firmware_host.observations import DECK, CardEntered, ConsolePress
-
+from firmware_host.rules.chips import breakdown, chip_list
 from table import Table
 
 CHIPS = (25, 100, 500, 1000, 5000)
@@ -38,7 +37,7 @@ def test_chips_are_conserved_in_every_hand(hand):
     for kind, size, declared in choices:
         if not engine.in_hand:
             break
-        game = engine._hand.game
+        game = engine.hand.game
         seat = game.actor
         if seat is None:
             if game.showdown_seat is not None:
@@ -56,7 +55,7 @@ def test_chips_are_conserved_in_every_hand(hand):
             amount = stack if kind == "all-in" else min(stack, 25 * size)
             table.push(seat, *chip_list(breakdown(amount, CHIPS)), declared="raise" if declared else None)
     while engine.in_hand:     # finish: everyone left checks or folds
-        game = engine._hand.game
+        game = engine.hand.game
         if game.actor is not None:
             if game.can_check(game.actor):
                 table.confirm()

@@ -12,6 +12,7 @@ from firmware_host.events import (
     HoleCardDealt,
     Irregularity,
     IrregularityResolved,
+    Notice,
     PotAwarded,
 )
 
@@ -62,4 +63,7 @@ def describe(event: Event, *, show_secrets: bool = False) -> str:
             return head + f"!! {event.irregularity}{rule}: {event.procedure}{hold}"
         case IrregularityResolved():
             return head + f"ok {event.irregularity} resolved by {event.by} ({event.decision}): {event.effect}"
+        case Notice():
+            rule = f" [{event.rule}]" if event.rule else ""
+            return head + f"-- {event.notice}{rule}: {event.text}"
     return head + event.to_json()

@@ -11,7 +11,7 @@ from typing import Any
 from firmware_host.events import ActionTaken, BoardDealt, Event, HandEnded, HandShown, HandStarted, PotAwarded
 from firmware_host.mqtt.contract import CARD_RE, MASK, JsonObject
 
-MASKED_FIELDS = ("cards", "procedure", "procedure_fr", "effect", "rank")
+MASKED_FIELDS = ("cards", "procedure", "procedure_fr", "effect", "rank", "text")
 """Fields of a public event body that may name cards (masked unless the event makes them public)."""
 
 

@@ -59,7 +59,8 @@ def subtract(total: Sequence[tuple[int, int]], before: Sequence[tuple[int, int]]
     return tuple(v for v in sorted(counts, reverse=True) for _ in range(counts[v]))
 
 
-def added(total: Sequence[tuple[int, int]], before: Sequence[tuple[int, int]], before_amount: int) -> tuple[int, ...] | None:
+def added(total: Sequence[tuple[int, int]], before: Sequence[tuple[int, int]],
+          before_amount: int) -> tuple[int, ...] | None:
     """The chips pushed on top of what was in a zone, one entry per chip.
 
     *before* is the zone's last breakdown (empty when unknown, as for a posted

@@ -9,12 +9,14 @@ pots, side pots, showdown order and hand evaluation.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pokerkit import Automation, Card, Mode, NoLimitTexasHoldem, State
 from pokerkit.state import ChipsPushing, HoleCardsShowingOrMucking
+
+from firmware_host.events import Pot
 
 STREETS = ("preflop", "flop", "turn", "river")
 
@@ -32,7 +34,7 @@ class GameError(ValueError):
 
 
 @contextmanager
-def _strict():
+def _strict() -> Iterator[None]:
     """Run pokerkit with warnings as errors, and its errors as GameError."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -43,15 +45,9 @@ def _strict():
 
 
 @dataclass(frozen=True)
-class PotResult:
-    """One pot pushed by pokerkit."""
+class PotResult(Pot):
+    """One pot pushed by pokerkit, and the odd chips it withheld from the split (004 B.b)."""
 
-    pot: int
-    amount: int
-    seats: tuple[int, ...]
-    winners: tuple[int, ...]
-    amounts: tuple[int, ...]
-    ranks: tuple[str, ...]
     withheld: int
 
 
@@ -84,10 +80,7 @@ class Game:
         else:
             blinds = (big_blind,)
             bb_index = 0
-        if big_blind_ante:
-            antes: object = {bb_index: big_blind_ante}
-        else:
-            antes = ante
+        antes: int | dict[int, int] = {bb_index: big_blind_ante} if big_blind_ante else ante
         self.big_blind = big_blind
         self._ranks: dict[tuple[int, int], str] = {}
         with _strict():

@@ -31,10 +31,12 @@ _MISDEAL = ("Maldonne : les cartes sont ramassées, le coup est redistribué à 
 _CONTINUE = ("Action substantielle : pas de maldonne, le coup continue.",
              "Substantial action has occurred: no misdeal, the hand continues.")
 
-_DECK = {"002": ("002 C.3", *_VOID, ("void-hand",)), "*": ("000 §35E", *_VOID, ("void-hand",))}
+_Entry = tuple[str, str, str, tuple[str, ...]]     # rule, French, English, options
+
+_DECK: dict[str, _Entry] = {"002": ("002 C.3", *_VOID, ("void-hand",)), "*": ("000 §35E", *_VOID, ("void-hand",))}
 
 # kind -> {house id, profile variant or "*": (rule, fr, en, options)}
-_CATALOGUE: dict[str, dict[str, tuple[str, str, str, tuple[str, ...]]]] = {
+_CATALOGUE: dict[str, dict[str, _Entry]] = {
     "duplicate-card": _DECK,
     "foreign-card": _DECK,
     "wrong-back-card": _DECK,
@@ -81,8 +83,9 @@ _CATALOGUE: dict[str, dict[str, tuple[str, str, str, tuple[str, ...]]]] = {
                 "The hand is dead if the player showed it on purpose: the TD decides.", ()),
         "003": ("003 art. 48", "Main brûlée sauf si l'action est close ou si c'est le nuts : décision du directeur.",
                 "The hand is dead unless the action is closed or it is the nuts: the TD decides.", ()),
-        "004": ("004 H.b", "Pénalité possible, la main n'est pas couchée ; tous les joueurs doivent voir l'information.",
-                "A penalty may be given; the hand stays live; every player must see the cards.", ()),
+        "004": ("004 H.b", "Pénalité possible, la main n'est pas couchée ; tous les joueurs doivent voir "
+                "l'information.", "A penalty may be given; the hand stays live; every player must see the cards.",
+                ()),
         "*": ("000 §68", "Pénalité possible, la main reste vivante ; le directeur décide.",
               "A penalty may be given; the hand stays live; the TD decides.", ()),
     },
@@ -126,8 +129,19 @@ _CATALOGUE: dict[str, dict[str, tuple[str, str, str, tuple[str, ...]]]] = {
 }
 
 
-def procedure(kind: str, profile: Profile, variant: str | None = None) -> Procedure:
-    """The rule and procedure of *kind* under *profile* (*variant*: a profile setting's value)."""
+MISDEALS = frozenset({"first-card-wrong-seat", "card-to-seat-not-dealt-in", "cards-face-up-in-deck",
+                      "wrong-number-of-cards", "exposed-card-misdeal", "button-short-a-card"})
+"""Kinds that are a misdeal only before substantial action (000 §35D, 003 art. 77)."""
+
+
+def procedure(kind: str, profile: Profile, variant: str | None = None, *,
+              substantial_action: bool = False) -> Procedure:
+    """The rule and procedure of *kind* under *profile* (*variant*: a profile setting's value).
+
+    After substantial action a misdeal is none: the hand goes on (:func:`after_substantial_action`).
+    """
+    if substantial_action and kind in MISDEALS:
+        return after_substantial_action(profile)
     entries = _CATALOGUE[kind]
     entry = entries.get(variant) if variant else None
     entry = entry or entries.get(profile.id) or entries["*"]
