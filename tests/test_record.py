@@ -17,7 +17,8 @@ from drivers.zones import open_emulated
 from firmware_host.hil.recording import load
 from firmware_host.hil.replay import Replay
 from firmware_host.observations import CardEntered, ConsolePress
-from firmware_host.service.recorder import Recorder, record_session
+from firmware_host.service.devices import record_session
+from firmware_host.service.recorder import Recorder
 from firmware_host.sim.simulate import demo_deck
 
 TABLE = Path(__file__).parents[1] / "hardware" / "tables" / "demo-10.toml"

@@ -150,7 +150,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     from drivers.console import load_console_pins
     from drivers.zones import open_real
     from firmware_host import data
-    from firmware_host.service.recorder import Recorder, record_session
+    from firmware_host.service.devices import record_session
+    from firmware_host.service.recorder import Recorder
     where = args.table_profile or data.DEMO_TABLE
     try:
         text = Path(args.table_profile).read_text() if args.table_profile else data.read_text(data.DEMO_TABLE)

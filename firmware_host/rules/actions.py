@@ -1,6 +1,6 @@
 """Play: chips pushed become actions, cards in the muck a fold, checks implied, actions out of turn.
 
-Handlers of the :class:`~.engine.HandEngine`. Units: chips. What a push means
+Handlers of the engine, through its :class:`~.table.Table` protocol. Units: chips. What a push means
 is :func:`.betting.rule`'s to say; pokerkit then says whether it is legal.
 """
 from __future__ import annotations
@@ -17,10 +17,10 @@ from firmware_host.rules.holds import Until
 from firmware_host.rules.profile import Profile
 
 if TYPE_CHECKING:
-    from firmware_host.rules.engine import HandEngine
+    from firmware_host.rules.table import Table
 
 
-def chips_in_zone(engine: HandEngine, obs: ChipsInZone) -> None:
+def chips_in_zone(engine: Table, obs: ChipsInZone) -> None:
     """The camera's count of a bet zone: more chips than before is the seat's action."""
     hand, seat = engine.hand, zone_seat(obs.zone)
     if seat is None:                # the pot: chips gathered there decide nothing
@@ -43,7 +43,7 @@ def chips_in_zone(engine: HandEngine, obs: ChipsInZone) -> None:
     _push(engine, hand, seat, obs)
 
 
-def declaration(engine: HandEngine, obs: Declaration) -> None:
+def declaration(engine: Table, obs: Declaration) -> None:
     """A declaration keyed in for a seat: it rules its next push (000 §40)."""
     hand = engine.hand
     if hand is None or obs.seat not in hand.game.in_hand:
@@ -73,7 +73,7 @@ def _situation(game: Game, seat: int) -> betting.Situation:
         last_increment=game.last_increment, previous_bet=game.last_full_bet, may_raise=game.may_raise())
 
 
-def _push(engine: HandEngine, hand: Hand, seat: int, obs: ChipsInZone) -> None:
+def _push(engine: Table, hand: Hand, seat: int, obs: ChipsInZone) -> None:
     """The seat in turn pushed chips: the house's betting rules make it an action."""
     game = hand.game
     new = _counted(hand, seat, obs)
@@ -106,7 +106,7 @@ def _push(engine: HandEngine, hand: Hand, seat: int, obs: ChipsInZone) -> None:
     after_action(engine, obs.t)
 
 
-def fold(engine: HandEngine, hand: Hand, seat: int, obs: CardEntered) -> None:
+def fold(engine: Table, hand: Hand, seat: int, obs: CardEntered) -> None:
     """The seat in turn's cards reached the muck: it folds (000 §3; facing no bet too, 000 §58)."""
     game = hand.game
     street = game.street
@@ -121,7 +121,7 @@ def fold(engine: HandEngine, hand: Hand, seat: int, obs: CardEntered) -> None:
     after_action(engine, obs.t)
 
 
-def check(engine: HandEngine, hand: Hand, t: float, reason: str) -> None:
+def check(engine: Table, hand: Hand, t: float, reason: str) -> None:
     """The seat in turn checks (000 §3): confirmed by the dealer, or implied."""
     game = hand.game
     seat = game.actor
@@ -133,7 +133,7 @@ def check(engine: HandEngine, hand: Hand, t: float, reason: str) -> None:
                 reason=reason)
 
 
-def close_round(engine: HandEngine, hand: Hand, t: float) -> bool:
+def close_round(engine: Table, hand: Hand, t: float) -> bool:
     """Imply the checks of a round nobody bet in (the street closes); False if someone faces a bet."""
     game = hand.game
     while (seat := game.actor) is not None:
@@ -144,7 +144,7 @@ def close_round(engine: HandEngine, hand: Hand, t: float) -> bool:
     return True
 
 
-def out_of_turn(engine: HandEngine, hand: Hand, seat: int, obs: Observation) -> None:
+def out_of_turn(engine: Table, hand: Hand, seat: int, obs: Observation) -> None:
     """An action by a seat not in turn: imply the checks before it, or put it off until its turn."""
     game = hand.game
     while (actor := game.actor) is not None and actor != seat and game.can_check(actor):
@@ -154,7 +154,7 @@ def out_of_turn(engine: HandEngine, hand: Hand, seat: int, obs: Observation) -> 
     engine.postponed.add(obs, Until.TURN, seat)
 
 
-def after_action(engine: HandEngine, t: float) -> None:
+def after_action(engine: Table, t: float) -> None:
     """Settle what follows an action; the next seat's action made out of turn is applied now."""
     pots.settle(engine, t)
     hand = engine.hand
@@ -164,7 +164,7 @@ def after_action(engine: HandEngine, t: float) -> None:
             engine.release(Until.TURN, actor)
 
 
-def deal_incomplete(engine: HandEngine, hand: Hand, obs: Observation) -> bool:
+def deal_incomplete(engine: Table, hand: Hand, obs: Observation) -> bool:
     """Play went on before every seat had two cards (000 §35A4, §37; 002 C.2; 003 art. 77).
 
     When the button alone lacks a card and may receive it, *obs* waits for the end of the deal.

@@ -1,6 +1,6 @@
 """Cards: each card read in a zone is drawn, dealt, burned, opened on the board or mucked.
 
-Handlers of the :class:`~.engine.HandEngine`. Where a card may come from is
+Handlers of the engine, through its :class:`~.table.Table` protocol. Where a card may come from is
 :mod:`.card_path`'s to say; what went wrong is :mod:`.checks`'s.
 """
 from __future__ import annotations
@@ -17,13 +17,13 @@ from firmware_host.rules.hand import Hand
 from firmware_host.rules.holds import Until
 
 if TYPE_CHECKING:
-    from firmware_host.rules.engine import HandEngine
+    from firmware_host.rules.table import Table
 
 BOARD_SIZES = {"flop": 3, "turn": 1, "river": 1}
 _DUE = {0: "flop", 3: "turn", 4: "river"}          # board cards dealt -> the street due
 
 
-def card_entered(engine: HandEngine, obs: CardEntered) -> None:
+def card_entered(engine: Table, obs: CardEntered) -> None:
     """A card read entering a zone: what it means depends on the zone."""
     hand = engine.hand
     if hand is None:
@@ -34,19 +34,19 @@ def card_entered(engine: HandEngine, obs: CardEntered) -> None:
     (_BY_ZONE.get(obs.zone) or _ENTERED[place_of(obs.zone)])(engine, hand, obs)
 
 
-def card_left(engine: HandEngine, obs: CardLeft) -> None:
+def card_left(engine: Table, obs: CardLeft) -> None:
     """A card leaving a zone decides nothing: where it arrives does."""
 
 
-def foreign_card(engine: HandEngine, obs: ForeignCard) -> None:
+def foreign_card(engine: Table, obs: ForeignCard) -> None:
     engine.irregular(obs.t, checks.foreign_card(obs.uid, obs.zone))
 
 
-def wrong_back_card(engine: HandEngine, obs: WrongBackCard) -> None:
+def wrong_back_card(engine: Table, obs: WrongBackCard) -> None:
     engine.irregular(obs.t, checks.wrong_back_card(obs.card, obs.deck, obs.zone))
 
 
-def card_exposed(engine: HandEngine, obs: CardExposed) -> None:
+def card_exposed(engine: Table, obs: CardExposed) -> None:
     """A card face up in a seat's card area. The camera does not say which: during the deal it
     is the card the seat was dealt last (it landed face up, and was seen before the seat's next
     card, a round later); once the deal is over no card is named, the seat's cards being secret."""
@@ -69,7 +69,7 @@ def card_exposed(engine: HandEngine, obs: CardExposed) -> None:
 
 # -- by zone -------------------------------------------------------------------------------------
 
-def _drawn(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
+def _drawn(engine: Table, hand: Hand, obs: CardEntered) -> None:
     """A card drawn from the shoe."""
     if not hand.cards.may_enter(obs.card, Place.SHOE):
         return _seen_again(engine, hand, obs)
@@ -80,7 +80,7 @@ def _drawn(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
             engine.irregular(obs.t, finding)
 
 
-def _to_seat(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
+def _to_seat(engine: Table, hand: Hand, obs: CardEntered) -> None:
     """A card reached a seat: a hole card, or the replacement of an exposed one (002 C.2)."""
     seat = int(obs.zone.partition(":")[2])
     if not hand.cards.may_enter(obs.card, Place.SEAT) and hand.deal.replace.get(seat) != obs.card:
@@ -109,7 +109,7 @@ def _to_seat(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
         engine.release(Until.DEAL_END)
 
 
-def _burned(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
+def _burned(engine: Table, hand: Hand, obs: CardEntered) -> None:
     """A card on the burn spot."""
     if not hand.cards.may_enter(obs.card, Place.BURN):
         return _seen_again(engine, hand, obs)
@@ -127,7 +127,7 @@ def _burned(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
     engine.emit(CardBurned, obs.t, street=street, card=obs.card)
 
 
-def _to_board(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
+def _to_board(engine: Table, hand: Hand, obs: CardEntered) -> None:
     """A card on a board spot: with the others of its street, the street is dealt."""
     if not hand.cards.may_enter(obs.card, Place.BOARD):
         return _seen_again(engine, hand, obs)
@@ -170,7 +170,7 @@ def _to_board(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
     pots.settle(engine, obs.t)
 
 
-def _mucked(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
+def _mucked(engine: Table, hand: Hand, obs: CardEntered) -> None:
     """A card in the muck: a live hand's card folds it, or mucks it at showdown."""
     game = hand.game
     seat = hand.cards.owner(obs.card)
@@ -189,7 +189,7 @@ def _mucked(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
     actions.fold(engine, hand, seat, obs)
 
 
-def _seen_again(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
+def _seen_again(engine: Table, hand: Hand, obs: CardEntered) -> None:
     """A card read where it cannot come from: a hole card elsewhere is exposed, else a duplicate."""
     where = hand.cards.where(obs.card)
     assert where is not None                            # a card never seen may enter anywhere
@@ -202,7 +202,7 @@ def _seen_again(engine: HandEngine, hand: Hand, obs: CardEntered) -> None:
         engine.irregular(obs.t, checks.read_elsewhere(seat, obs.card, obs.zone))
 
 
-_ENTERED: dict[Place, Callable[[HandEngine, Hand, CardEntered], None]] = {
+_ENTERED: dict[Place, Callable[[Table, Hand, CardEntered], None]] = {
     Place.SHOE: _drawn,
     Place.SEAT: _to_seat,
     Place.BURN: _burned,

@@ -46,15 +46,25 @@ from firmware_host.rules.checks import Finding
 from firmware_host.rules.hand import Hand
 from firmware_host.rules.holds import VOIDING, Hold, Postponed, Until, apply, random_pick, void_effect
 from firmware_host.rules.irregularities import procedure
-from firmware_host.rules.lifecycle import Lineup
+from firmware_host.rules.lineup import Lineup
 from firmware_host.rules.profile import Level, Profile
 
 
 class HandEngine:
     """The state machine of one table.
 
-    >>> engine = HandEngine(profile, "t1")      # doctest: +SKIP
-    >>> events = engine.feed(observation)       # doctest: +SKIP
+    >>> from firmware_host.observations import ConsolePress, MoveButton, SeatPresence
+    >>> from firmware_host.rules.profile import builtin_profile
+    >>> engine = HandEngine(builtin_profile("000"), "t1")
+    >>> for seat in (1, 2):
+    ...     engine.feed(SeatPresence(0.0, seat, True, f"p{seat}", 20000))
+    []
+    []
+    >>> engine.feed(MoveButton(1.0, 1))
+    []
+    >>> [started] = engine.feed(ConsolePress(2.0, "new-hand"))
+    >>> started.button, started.small_blind_seat, started.big_blind_seat, started.posted   # heads-up: 000 §34
+    (1, 1, 2, (100, 50))
 
     The attributes other than the properties are the handlers' to change.
     """

@@ -1,11 +1,10 @@
 """The hand's life: the table between hands, the start of a hand, the dealer's presses.
 
-Handlers of the :class:`~.engine.HandEngine`: each takes the engine and one
+Handlers of the engine, through its :class:`~.table.Table` protocol: each takes the engine and one
 observation (or a press's time) and reports through it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from firmware_host.events import HandStarted
@@ -14,58 +13,16 @@ from firmware_host.rules import actions, pots, seating
 from firmware_host.rules.chips import odd_chip_divmod
 from firmware_host.rules.game import Game
 from firmware_host.rules.hand import Hand
-from firmware_host.rules.profile import Level, Profile
+from firmware_host.rules.lineup import Player
+from firmware_host.rules.profile import Level
 
 if TYPE_CHECKING:
-    from firmware_host.rules.engine import HandEngine
-
-
-@dataclass
-class Player:
-    """A seated player: name, stack between hands, and whether he sat down since the last hand."""
-
-    name: str | None
-    stack: int
-    new: bool
-
-
-@dataclass
-class Lineup:
-    """The table between hands: who sits where, and how the next hand is placed."""
-
-    players: dict[int, Player] = field(default_factory=dict)
-    button: int | None = None                   # placed by the TD, for the first hand
-    previous: seating.Positions | None = None   # the last hand's positions
-    replay: bool = False                        # the next hand is the exact replay of the last (000 §35C)
-    next_level: Level | None = None             # the TD's new level, from the next hand (000 §23)
-
-    def positions(self, profile: Profile) -> seating.Positions | None:
-        """Where the next hand's button and blinds are; None with no button placed.
-
-        :raises seating.SeatingError: when the seats cannot make a hand.
-        """
-        occupied = [s for s, p in self.players.items() if p.stack > 0]
-        if self.replay and self.previous is not None:
-            return seating.replay_hand(self.previous)
-        if self.previous is not None:
-            new = [s for s in occupied if self.players[s].new]
-            return seating.next_hand(self.previous, occupied, profile.seats, profile.seating, new=new)
-        if self.button is not None:
-            return seating.first_hand(occupied, self.button, profile.seats, profile.seating)
-        return None
-
-    def hand_over(self, stacks: dict[int, int], voided: bool) -> None:
-        """The hand is over with these *stacks*; a void hand is replayed next (000 §35C)."""
-        for seat, stack in stacks.items():
-            if seat in self.players:
-                self.players[seat].stack = stack
-        if voided:
-            self.replay = True
+    from firmware_host.rules.table import Table
 
 
 # -- between hands -------------------------------------------------------------------------------
 
-def seat_presence(engine: HandEngine, obs: SeatPresence) -> None:
+def seat_presence(engine: Table, obs: SeatPresence) -> None:
     """A player sits down or leaves."""
     hand, lineup = engine.hand, engine.lineup
     if not 1 <= obs.seat <= engine.profile.seats:
@@ -84,7 +41,7 @@ def seat_presence(engine: HandEngine, obs: SeatPresence) -> None:
         lineup.players.pop(obs.seat, None)
 
 
-def set_level(engine: HandEngine, obs: SetLevel) -> None:
+def set_level(engine: Table, obs: SetLevel) -> None:
     """The TD's new level starts with the next hand, never the one in progress (000 §23)."""
     number = obs.number if obs.number is not None else engine.level.number + 1
     engine.lineup.next_level = Level(number=number, small_blind=obs.small_blind, big_blind=obs.big_blind,
@@ -92,7 +49,7 @@ def set_level(engine: HandEngine, obs: SetLevel) -> None:
                                      minutes=engine.level.minutes)
 
 
-def move_button(engine: HandEngine, obs: MoveButton) -> None:
+def move_button(engine: Table, obs: MoveButton) -> None:
     """The TD places the button, between hands."""
     if engine.hand is not None:
         return engine.report(obs.t, "button-move-during-hand", "move the button between hands", seats=(obs.seat,))
@@ -104,7 +61,7 @@ def move_button(engine: HandEngine, obs: MoveButton) -> None:
 
 # -- the dealer's presses ------------------------------------------------------------------------
 
-def new_hand(engine: HandEngine, t: float) -> None:
+def new_hand(engine: Table, t: float) -> None:
     """Start a hand: positions, level, blinds posted."""
     lineup = engine.lineup
     if engine.hand is not None:
@@ -140,7 +97,7 @@ def new_hand(engine: HandEngine, t: float) -> None:
                 waiting=positions.waiting, replay=replay, rules=positions.rules)
 
 
-def misdeal(engine: HandEngine, t: float) -> None:
+def misdeal(engine: Table, t: float) -> None:
     """The dealer declares a misdeal: refused after substantial action (000 §35D), else replayed (000 §35C)."""
     if engine.hand is None:
         return engine.report(t, "no-hand", "no hand to declare a misdeal on")
@@ -151,12 +108,12 @@ def misdeal(engine: HandEngine, t: float) -> None:
     engine.end_hand(t, voided=True)
 
 
-def floor(engine: HandEngine, t: float) -> None:
+def floor(engine: Table, t: float) -> None:
     """The dealer calls the floor."""
     engine.report(t, "floor-called", "the dealer called the floor", seats=(engine.actor,) if engine.actor else ())
 
 
-def confirm(engine: HandEngine, t: float) -> None:
+def confirm(engine: Table, t: float) -> None:
     """The dealer confirms: the seat in turn checks (000 §3), or the showdown goes on."""
     hand = engine.hand
     if hand is None:

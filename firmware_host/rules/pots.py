@@ -21,7 +21,7 @@ from firmware_host.rules.game import PotResult
 from firmware_host.rules.profile import Profile
 
 if TYPE_CHECKING:
-    from firmware_host.rules.engine import HandEngine
+    from firmware_host.rules.table import Table
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def odd_chip_rule(pot: Pot, profile: Profile) -> str:
     return "004 B.b" if profile.odd_chip == "next-pot" else "000 §20A"
 
 
-def show(engine: HandEngine, seat: int, tabled: bool, t: float) -> None:
+def show(engine: Table, seat: int, tabled: bool, t: float) -> None:
     """The seat due at showdown tables its hand, or mucks it."""
     assert engine.hand is not None
     game = engine.hand.game
@@ -65,7 +65,7 @@ def show(engine: HandEngine, seat: int, tabled: bool, t: float) -> None:
         engine.emit(HandShown, t, seat=seat, cards=game.hole(seat), rank=game.rank(seat))
 
 
-def settle(engine: HandEngine, t: float) -> None:
+def settle(engine: Table, t: float) -> None:
     """Let pokerkit finish what needs no observation: all-in showdown, pots, the end of the hand."""
     hand = engine.hand
     if hand is None:

@@ -135,3 +135,21 @@ class Devices:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def record_session(recorder: Recorder, *, shoe_port: str, registry: Registry, readers: ReaderTable,
+                   chips: Mapping[str, Chip], console_pins: ConsolePins, stop: Callable[[], bool],
+                   pin_factory: Factory | None = None, cameras: Sequence[CameraFeed] = ()) -> list[Observation]:
+    """Run the table's real drivers until ``stop()``, recording their raw streams.
+
+    *readers* is the table's :class:`~calibration.readers.ReaderTable`, *chips* its MFRC522s
+    (``drivers.zones.open_real``), *cameras* its chip cameras (``CameraFeed``s whose camera is
+    stamped by ``recorder.now``); returns the observations the drivers made live.
+    """
+    for feed in cameras:
+        recorder.film(feed)
+    with Devices(shoe_port=shoe_port, registry=registry, readers=readers, chips=chips, console_pins=console_pins,
+                 recorder=recorder, pin_factory=pin_factory, cameras=cameras) as devices:
+        seen = list(devices.observations(stop))
+    recorder.close()
+    return seen + devices.drain()

@@ -14,14 +14,11 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from calibration.deck import Registry
-from calibration.readers import ReaderTable
-from drivers.console import ConsolePins
-from drivers.zones import Chip, PollRecord
+from drivers.zones import PollRecord
 from firmware_host.hil.recording import CameraTrack, Line, Recording
 from firmware_host.observations import Observation, to_dict
 from firmware_host.vision.feed import CameraFeed
@@ -29,7 +26,6 @@ from firmware_host.vision.feed import CameraFeed
 if TYPE_CHECKING:
     import cv2
     import numpy as np
-    from gpiozero.pins import Factory
 
 
 class Recorder:
@@ -117,23 +113,3 @@ class Recorder:
         rec = self._recording
         return Recording(rec.table, rec.profile, rec.table_profile, rec.decks, rec.in_play, lines,
                          cameras=cameras)
-
-
-def record_session(recorder: Recorder, *, shoe_port: str, registry: Registry, readers: ReaderTable,
-                   chips: Mapping[str, Chip], console_pins: ConsolePins, stop: Callable[[], bool],
-                   pin_factory: Factory | None = None, cameras: Sequence[CameraFeed] = ()) -> list[Observation]:
-    """Run the table's real drivers until ``stop()``, recording their raw streams.
-
-    *readers* is the table's :class:`~calibration.readers.ReaderTable`, *chips* its MFRC522s
-    (``drivers.zones.open_real``), *cameras* its chip cameras (``CameraFeed``s whose camera is
-    stamped by ``recorder.now``); returns the observations the drivers made live.
-    """
-    from firmware_host.service.devices import Devices
-
-    for feed in cameras:
-        recorder.film(feed)
-    with Devices(shoe_port=shoe_port, registry=registry, readers=readers, chips=chips, console_pins=console_pins,
-                 recorder=recorder, pin_factory=pin_factory, cameras=cameras) as devices:
-        seen = list(devices.observations(stop))
-    recorder.close()
-    return seen + devices.drain()
