@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from firmware_host.events import (HandEnded, HandShown, HandStarted, Irregularity, IrregularityResolved, Notice,
-                                  PotAwarded)
+from firmware_host.events import (
+    HandEnded,
+    HandShown,
+    HandStarted,
+    Irregularity,
+    IrregularityResolved,
+    Notice,
+    PotAwarded,
+)
 from firmware_host.hil.recording import load
 from firmware_host.hil.replay import Replay
 from firmware_host.sim.simulate import simulate
