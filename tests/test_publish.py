@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 
 import pytest
@@ -361,3 +362,35 @@ def test_broadcast_delay_holds_the_secure_tree_only(tmp_path, broker):
     assert min(secure) - t0 >= 1.4
     sub.close()
     service.close()
+
+
+def test_a_hostile_command_gets_a_bounded_error_and_the_table_runs_on(tmp_path, broker, caplog):
+    """1,000 nested '[' on cmd/pause and a 1 MB field name: error replies of bounded size; the service thread
+    keeps running and then applies a valid command (it used to die of RecursionError)."""
+    config = load_config(write_config(tmp_path / "c", broker.port))
+    service = Service(config).start()
+    stop = threading.Event()
+    runner = threading.Thread(target=service.run, kwargs={"until_source_ends": False, "stop": stop}, daemon=True)
+    runner.start()
+    sub = Subscriber(broker.port, ["pokerhall/v1/table/t1/reply/#", "pokerhall/v1/table/t1/status"])
+    try:
+        assert service.publisher.connected.wait(5)
+        body = json.loads(signed_cmd({"paused": True}, "h-1"))
+        body["k" * 1_000_000] = 1
+        t = mc.Topics("t1")
+        for raw in (b"[" * 1000, json.dumps(body).encode(), b'{"a":' * 5000):
+            sub.client.publish(t.cmd("pause"), raw, qos=1).wait_for_publish(5)
+        assert sub.wait_for(lambda s: len(s.payloads(t.reply("pause"))) >= 3, 10)
+        for reply in sub.payloads(t.reply("pause")):
+            assert reply["reply"]["status"] == "error" and reply["reply"]["error"]["code"] == "bad-json"
+            assert len(json.dumps(reply)) < 2000
+        sub.client.publish(t.cmd("pause"), signed_cmd({"paused": True}, "h-2"), qos=1).wait_for_publish(5)
+        assert sub.wait_for(lambda s: len(s.payloads(t.reply("pause"))) >= 4, 10)
+        assert sub.payloads(t.reply("pause"))[-1]["reply"]["status"] == "ok"
+        assert runner.is_alive() and service.engine.paused
+        assert all(len(r.getMessage()) < 2000 for r in caplog.records)
+    finally:
+        stop.set()
+        runner.join(10)
+        service.close()
+        sub.close()

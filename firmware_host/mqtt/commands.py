@@ -44,12 +44,30 @@ assert set(ARGS) == set(COMMANDS)
 ENVELOPE = {"schema", "version", "table", "txn", "ts", "args", "hmac"}
 
 
+MAX_PAYLOAD = 65_536
+"""Bytes: a command over this is refused unread (the largest real one is under 1 KB)."""
+MAX_ECHO = 120
+"""Characters of the sender's text (a field name, a value) an error message repeats at most."""
+
+
 class CommandError(ValueError):
-    """A refused command: ``code`` for machines, the message for people, ``field`` if one is to blame."""
+    """A refused command: ``code`` for machines, the message for people, ``field`` if one is to blame.
+
+    Message and field are bounded (:func:`bounded`): a reply or a log line never grows with the input.
+    """
 
     def __init__(self, code: str, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.code, self.field = code, field
+        super().__init__(bounded(message, 4 * MAX_ECHO))
+        self.code, self.field = code, None if field is None else bounded(field, MAX_ECHO)
+
+
+def bounded(text: str, limit: int = MAX_ECHO) -> str:
+    """*text*, cut to *limit* characters (saying how long it was).
+
+    >>> bounded("x" * 1000, 10)
+    'xxxxxxxxxx… (1000 characters)'
+    """
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 @dataclass(frozen=True)
@@ -112,10 +130,14 @@ class CommandGate:
 
 def _envelope(raw: bytes) -> JsonObject:
     """The JSON object in *raw*, with exactly the envelope's fields (not yet checked)."""
+    if len(raw) > MAX_PAYLOAD:
+        raise CommandError("bad-json", f"payload of {len(raw)} bytes, over {MAX_PAYLOAD}")
     try:
         body = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise CommandError("bad-json", f"payload is not JSON: {exc}") from None
+    except RecursionError:
+        raise CommandError("bad-json", "payload nested too deeply") from None
     if not isinstance(body, dict):
         raise CommandError("bad-json", "payload must be a JSON object")
     for key in body:

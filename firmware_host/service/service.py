@@ -22,7 +22,7 @@ from typing import Any, TypeGuard
 
 from firmware_host import observations as obs_mod
 from firmware_host.events import Event, Irregularity
-from firmware_host.mqtt.commands import CommandError, CommandGate, to_observation
+from firmware_host.mqtt.commands import MAX_PAYLOAD, CommandError, CommandGate, bounded, to_observation
 from firmware_host.mqtt.contract import (
     CONTRACT_VERSION,
     ID_RE,
@@ -314,11 +314,16 @@ class Service:
             self.counters["commands"] += 1
         except CommandError as exc:
             self.counters["bad_commands"] += 1
-            log.warning("command %s refused: %s", name, exc)
+            log.warning("command %s refused: %s", bounded(name), exc)
             txn = _txn_of(raw)
             reply.update(txn=txn, status="error", error={"code": exc.code, "message": str(exc), "field": exc.field})
             if exc.code == "bad-signature":
-                self._alarm_irregularity("command-rejected", f"cmd/{name}: {exc}")
+                self._alarm_irregularity("command-rejected", f"cmd/{bounded(name)}: {exc}")
+        except Exception as exc:  # whatever goes wrong with one command is its error reply; the table runs on
+            self.counters["bad_commands"] += 1
+            log.error("command %s failed: %s", bounded(name), bounded(repr(exc)))
+            reply.update(status="error", error={"code": "internal-error", "field": None,
+                                                "message": bounded(f"the table could not apply it: {exc!r}")})
         reply_name = name if ID_RE.match(name) else "invalid"
         topic = self.topics.reply(reply_name)
         body = signed({"reply": reply}, self.config.command_key)
@@ -343,8 +348,10 @@ class Service:
 
 
 def _txn_of(raw: bytes) -> str | None:
+    if len(raw) > MAX_PAYLOAD:
+        return None
     try:
         txn = json.loads(raw).get("txn")
-    except (ValueError, AttributeError, UnicodeDecodeError):
+    except (ValueError, AttributeError, UnicodeDecodeError, RecursionError):
         return None
     return txn if isinstance(txn, str) and len(txn) <= 64 else None
