@@ -58,3 +58,29 @@ def test_bench_engine_prints_figures_then_one_json_line():
     assert figures["hands"] == 40 and figures["agree"] == 40
     assert figures["engine_hands_per_s"] > 0 and figures["pokerkit_hands_per_s"] > 0
     assert any(line.startswith("engine:") for line in lines[:-1])
+
+
+def test_what_cannot_be_used_is_one_line_and_exit_2(tmp_path):
+    """A profile that is neither built in nor a file, a file that is no PHH, a .gz cut short by a power cut, a
+    bit flipped in one: one line naming it, exit 2, no traceback."""
+    import gzip
+    from pathlib import Path
+
+    hands = Path(__file__).parent / "data" / "pluribus.phhs.gz"
+    (tmp_path / "not.phh").write_text("x\n")
+    (tmp_path / "cut.phhs.gz").write_bytes(hands.read_bytes()[:3000])
+    flipped = bytearray(gzip.compress(b'variant = "NT"\n'))
+    flipped[-6] ^= 0x01                                                  # the CRC no longer matches
+    (tmp_path / "flipped.phh.gz").write_bytes(bytes(flipped))
+    recording = Path(__file__).parent / "recordings" / "heads-up"
+    for args, says in [
+        (("profile", "007"), "007: neither a built-in profile (000, 001, 002, 003, 004) nor a profile file"),
+        (("replay", str(recording), "--profile", "012"), "012: neither a built-in profile"),
+        (("phh", "verify", str(tmp_path / "not.phh")), "not.phh: not a PHH file"),
+        (("phh", "verify", str(tmp_path / "cut.phhs.gz")), "cut.phhs.gz: damaged compressed file"),
+        (("phh", "verify", str(tmp_path / "flipped.phh.gz")), "flipped.phh.gz: cannot read"),
+    ]:
+        done = tablectl(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+        assert says in done.stderr, done.stderr

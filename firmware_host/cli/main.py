@@ -6,6 +6,8 @@ import sys
 
 from firmware_host.cli import cards, demo, hil, phh, profile, run, vision
 from firmware_host.cli.common import Parsers
+from firmware_host.configfile import ConfigError
+from firmware_host.hil.phh import PhhError
 
 GROUPS = (demo, run, hil, phh, profile, cards, vision)
 """The command groups, in the order of ``tablectl --help``: each adds its sub-commands with ``register(parsers)``."""
@@ -24,8 +26,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. A config file, profile or hand file that cannot be used is one line and exit 2;
+    Ctrl-C is exit 130, without a traceback."""
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except (ConfigError, PhhError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     return code
 
 

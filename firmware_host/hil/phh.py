@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,13 +56,24 @@ class Expected:
 
 
 def load(path: str | Path) -> list[HandHistory]:
-    """Every hand of a ``.phh`` or ``.phhs`` file (optionally ``.gz``), through pokerkit's parser."""
+    """Every hand of a ``.phh`` or ``.phhs`` file (optionally ``.gz``), through pokerkit's parser.
+
+    :raises PhhError: the file cannot be read, is a damaged ``.gz`` (a power cut's truncation, a flipped
+        bit) or is not PHH; the message names the file.
+    """
     name = str(path)
-    data = Path(path).read_bytes()
-    fp = io.BytesIO(gzip.decompress(data) if name.endswith(".gz") else data)
-    if name.removesuffix(".gz").endswith(".phhs"):
-        return list(HandHistory.load_all(fp))
-    return [HandHistory.load(fp)]
+    try:
+        data = Path(path).read_bytes()
+        fp = io.BytesIO(gzip.decompress(data) if name.endswith(".gz") else data)
+        if name.removesuffix(".gz").endswith(".phhs"):
+            return list(HandHistory.load_all(fp))
+        return [HandHistory.load(fp)]
+    except OSError as exc:  # gzip.BadGzipFile is one
+        raise PhhError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    except (EOFError, zlib.error) as exc:
+        raise PhhError(f"{name}: damaged compressed file: {exc}") from None
+    except (ValueError, KeyError, TypeError) as exc:  # tomllib's TOMLDecodeError is a ValueError
+        raise PhhError(f"{name}: not a PHH file: {exc}") from None
 
 
 def _cards(text: str) -> list[str]:

@@ -186,7 +186,12 @@ def resolve_profile(name: str) -> Profile:
 
     The one way a profile is named on the command line, in a config file or in a recording.
     """
-    return builtin_profile(name) if name in builtin_ids() else load_profile(name)
+    ids = builtin_ids()
+    if name in ids:
+        return builtin_profile(name)
+    if not Path(name).exists():
+        raise ConfigError(name, "", f"neither a built-in profile ({', '.join(ids)}) nor a profile file")
+    return load_profile(name)
 
 
 class _Loader:
