@@ -63,16 +63,11 @@ def register(parsers: Parsers) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from firmware_host.cli.display import describe
-    from firmware_host.configfile import ConfigError
     from firmware_host.service.config import load_config
     from firmware_host.service.service import Service, demo_source
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    config = load_config(args.config)  # a ConfigError is main's one line and exit 2
     out = open(args.events_out, "a", encoding="utf-8") if args.events_out else None
     lock = threading.Lock()
 
