@@ -68,6 +68,16 @@ class Zone:
 
 
 @dataclass(frozen=True)
+class Patch:
+    """A patch of a camera's colour reference card on the felt: its outline (mm) and its printed
+    colour (sRGB, 0-255, as measured under daylight), for a colour correction fitted per frame."""
+
+    name: str
+    polygon: tuple[tuple[float, float], ...]
+    srgb: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
 class CameraMount:
     """A chip camera as installed: its name, nominal pose and lens, its white reference
     patch on the felt and the zones it counts (each zone is counted by exactly one camera).
@@ -83,6 +93,7 @@ class CameraMount:
     size: tuple[int, int]
     reference: tuple[tuple[float, float], ...]
     zones: tuple[str, ...]
+    patches: tuple[Patch, ...] = ()  # the colour reference card beside the white patch
 
 
 @dataclass(frozen=True)
@@ -204,6 +215,12 @@ def _zone(z: Section) -> Zone:
     return Zone(name, kind, _polygon(z, "polygon"))
 
 
+def _patch(p: Section) -> Patch:
+    srgb = p.get_list("srgb", item=lambda v: type(v) is int and 0 <= v <= 255, length=3,
+                      what="[r, g, b], each 0-255")
+    return Patch(p.get_str("name", nonempty=True), _polygon(p, "polygon"), (srgb[0], srgb[1], srgb[2]))
+
+
 def _cameras(top: Section, zones: tuple[Zone, ...]) -> tuple[CameraMount, ...]:
     """The ``[[cameras]]``: every chip and card zone is counted by exactly one of them."""
     sections = top.sections("cameras")
@@ -227,7 +244,7 @@ def _cameras(top: Section, zones: tuple[Zone, ...]) -> tuple[CameraMount, ...]:
             owner[zone] = name
         mounts.append(CameraMount(name, _triple(c, "position_mm"), _triple(c, "aim_mm"),
                                   c.get_float("focal_px", above=0), (width, height), _polygon(c, "reference"),
-                                  tuple(listed)))
+                                  tuple(listed), tuple(_patch(p) for p in c.sections("patches", required=False))))
     if len({m.name for m in mounts}) != len(mounts):
         raise top.error("cameras", "camera names must be unique")
     unseen = sorted(names - set(owner))
@@ -415,6 +432,8 @@ def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:
     statics = [(f"marker {m.id}", np.array([[m.x - q, m.y - q], [m.x + q, m.y - q], [m.x + q, m.y + q],
                                             [m.x - q, m.y + q]])) for m in lay.markers for q in [0.75 * m.size]]
     statics += [(f"reference patch of camera {c.name}", np.array(c.reference)) for c in lay.cameras]
+    statics += [(f"colour patch {p.name} of camera {c.name}", np.array(p.polygon)) for c in lay.cameras
+                for p in c.patches]
     out = []
     for zone in lay.zones:
         if zone.kind not in ("bet", "pot"):

@@ -33,6 +33,9 @@ def test_layout_has_the_zones_of_an_eight_seat_table():
     names = {z.name for z in layout.zones}
     assert {f"bet:{n}" for n in range(1, 9)} | {f"seat:{n}" for n in range(1, 9)} | {"pot", "deck"} <= names
     assert {f"board:{n}" for n in range(1, 6)} <= names
+    for name in ("right", "left"):  # each camera has its colour reference card: greys and colours
+        card = {p.name: p.srgb for p in layout.mount(name).patches}
+        assert {"grey-75", "grey-45", "grey-20", "red", "green", "blue"} == set(card)
 
 
 @pytest.mark.parametrize("old,new,key", [
@@ -46,6 +49,8 @@ def test_layout_has_the_zones_of_an_eight_seat_table():
     ('"bet:5", "bet:6"', '"bet:6"', "no camera counts zone(s) bet:5"),
     ("focal_px = 1325", "focal_px = -1", "cameras[0].focal_px"),
     ("position_mm = [700, -650, 400]", "position_mm = [700, -650]", "cameras[0].position_mm"),
+    ("srgb = [175, 45, 40]", "srgb = [175, 45, 400]", "cameras[0].patches[3].srgb"),
+    ('name = "grey-20"', 'name = ""', "cameras[0].patches[2].name"),
 ])
 def test_a_bad_layout_names_the_bad_key(tmp_path, old, new, key):
     text = open(LAYOUT).read()
