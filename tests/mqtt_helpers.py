@@ -11,11 +11,22 @@ from firmware_host.sim.broker import LocalMosquitto as Broker
 from firmware_host.sim.broker import free_port
 
 __all__ = ["KEY", "MOSQUITTO_DIR", "Broker", "Proxy", "Subscriber", "dedupe", "free_port", "make_certificates",
-           "write_config"]
+           "shipped_broker", "user", "write_config"]
 
 REPO = Path(__file__).resolve().parents[1]
 MOSQUITTO_DIR = REPO / "hardware" / "mosquitto"
 KEY = "test-key-0123456789abcdef"
+
+
+def shipped_broker(directory: Path, port: int | None = None) -> Broker:
+    """Mosquitto running the shipped config, ACL and password file (``hardware/mosquitto/``) on loopback."""
+    return Broker(directory, port=port, config=MOSQUITTO_DIR / "mosquitto.conf.example",
+                  acl_file=MOSQUITTO_DIR / "acl.example", password_file=MOSQUITTO_DIR / "passwd.example")
+
+
+def user(name: str) -> dict:
+    """The credentials of the shipped example account *name* (its password is ``example-<name>``)."""
+    return {"username": name, "password": f"example-{name}"}
 
 
 class Subscriber(subscriber.Subscriber):

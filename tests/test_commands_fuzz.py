@@ -9,9 +9,10 @@ import random
 import time
 
 from firmware_host.mqtt import contract as mc
-from firmware_host.mqtt.commands import ARGS, MAX_ECHO, CommandError, CommandGate
+from firmware_host.mqtt.commands import ARGS, MAX_ECHO, CommandError, CommandGate, Limits
 
 KEY = b"fuzz-key-0123456789abcdef"
+LIMITS = Limits(seats=10, unit=25, max_big_blind=100_000)
 
 
 def valid(rng: random.Random, now: int) -> dict:
@@ -59,14 +60,14 @@ def test_a_hundred_thousand_bad_commands_get_bounded_errors():
         used.add(txn)
         return True
 
-    gate = CommandGate("t1", KEY, window=30, use_txn=use_txn)
+    gate = CommandGate("t1", KEY, window=30, use_txn=use_txn, limits=LIMITS)
     rng = random.Random(2026)
     now = int(time.time())
     accepted = refused = 0
     for raw in inputs(rng, now):
         name = rng.choice(list(ARGS) + ["x" * 5000])
         try:
-            command = gate.parse(name, raw, now)
+            command, _ = gate.admit(name, raw, now, 0.0)
         except CommandError as exc:
             refused += 1
             assert len(str(exc)) <= 4 * MAX_ECHO + 30 and (exc.field is None or len(exc.field) <= MAX_ECHO + 30)
@@ -78,7 +79,7 @@ def test_a_hundred_thousand_bad_commands_get_bounded_errors():
 
 
 def test_deep_nesting_is_bad_json():
-    gate = CommandGate("t1", KEY, window=30, use_txn=lambda txn, ts, forget_before: True)
+    gate = CommandGate("t1", KEY, window=30, use_txn=lambda txn, ts, forget_before: True, limits=LIMITS)
     for raw in (b"[" * 1000, b"[" * 100_000, b'{"a":' * 5000):
         try:
             gate.parse("pause", raw, time.time())

@@ -280,6 +280,12 @@ def test_commands_are_authenticated_validated_and_answered(tmp_path, broker):
         ("set-level", signed_cmd({"small_blind": 100, "big_blind": 200}, "a-1"), "ok", None),
         ("set-level", signed_cmd({"small_blind": 100, "big_blind": 200}, "a-1"), "error", "stale-transaction"),
         ("set-level", signed_cmd({"small_blind": 300, "big_blind": 200}, "a-2"), "error", "bad-field"),
+        # issue 14 item 8: bounds from the profile (multiples of the smallest chip, up to the structure's
+        # largest big blind); a command refused for its content uses up no txn: corrected, it is accepted
+        ("set-level", signed_cmd({"small_blind": 100, "big_blind": 10**30}, "b-1"), "error", "bad-field"),
+        ("set-level", signed_cmd({"small_blind": 100, "big_blind": 210}, "b-1"), "error", "bad-field"),
+        ("set-level", signed_cmd({"small_blind": 100, "big_blind": 200, "number": -1}, "b-1"), "error", "bad-field"),
+        ("set-level", signed_cmd({"small_blind": 100, "big_blind": 200}, "b-1"), "ok", None),
         ("set-level", signed_cmd({"small_blind": 100, "big_blind": 200, "colour": 1}, "a-3"), "error", "bad-field"),
         ("set-level", signed_cmd({"small_blind": True, "big_blind": 200}, "a-4"), "error", "bad-field"),
         ("set-level", signed_cmd({"small_blind": 1, "big_blind": 2}, "a-5", ts=int(time.time()) - 120), "error",

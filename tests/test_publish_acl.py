@@ -9,20 +9,15 @@ import pytest
 from firmware_host.mqtt import contract as mc
 from firmware_host.service.config import load_config
 from firmware_host.service.service import Service, demo_source
-from mqtt_helpers import MOSQUITTO_DIR, Broker, Subscriber, make_certificates, write_config
+from mqtt_helpers import Broker, Subscriber, make_certificates, shipped_broker, user, write_config
 from test_publish import PUB, SEC, assert_no_secret_on_public, expected_streams, signed_cmd
 
 
 @pytest.fixture
 def hall(tmp_path):
-    broker = Broker(tmp_path / "broker", acl_file=MOSQUITTO_DIR / "acl.example",
-                    password_file=MOSQUITTO_DIR / "passwd.example").start()
+    broker = shipped_broker(tmp_path / "broker").start()
     yield broker
     broker.stop()
-
-
-def user(name: str) -> dict:
-    return {"username": name, "password": f"example-{name}"}
 
 
 def test_public_credentials_cannot_read_the_secure_tree(tmp_path, hall):
@@ -58,10 +53,11 @@ def test_only_the_td_can_command_a_table(tmp_path, hall):
     loop.start()
     try:
         topic = mc.Topics("t1").cmd("pause")
-        for who, txn in (("public", "p-1"), ("td", "td-1")):
-            sender = Subscriber(hall.port, ["pokerhall/v1/table/t1/status"], **user(who))
-            sender.client.publish(topic, signed_cmd({"paused": True}, txn), qos=1).wait_for_publish(5)
-            sender.close()
+        public = Subscriber(hall.port, ["pokerhall/v1/table/t1/status"], **user("public"))
+        public.client.publish(topic, signed_cmd({"paused": True}, "p-1"), qos=1).wait_for_publish(5)
+        public.close()
+        # one connection per account (the shipped config binds the client id to it): the TD's own
+        td.client.publish(topic, signed_cmd({"paused": True}, "td-1"), qos=1).wait_for_publish(5)
         assert td.wait_for(lambda s: s.messages, 10)
         time.sleep(1)
         replies = [p["reply"] for p in td.on("/reply/pause")]

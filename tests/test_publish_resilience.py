@@ -13,7 +13,7 @@ from pathlib import Path
 from firmware_host.mqtt import contract as mc
 from firmware_host.service.config import load_config
 from firmware_host.service.service import Service, demo_source
-from mqtt_helpers import Broker, Proxy, Subscriber, dedupe, write_config
+from mqtt_helpers import Broker, Proxy, Subscriber, dedupe, shipped_broker, user, write_config
 from test_publish import PUB, SEC, assert_no_secret_on_public, expected_streams
 
 TABLECTL = Path(sys.executable).with_name("tablectl")
@@ -45,9 +45,9 @@ def run_in_thread(service: Service, speed: float) -> threading.Thread:
 
 
 def test_broker_killed_mid_stream_and_restarted_5s_later(tmp_path):
-    broker = Broker(tmp_path / "broker", persistence=True).start()
-    sub = Subscriber(broker.port, ["pokerhall/#"], client_id="observer", persistent=True)
-    service = Service(load_config(write_config(tmp_path / "c", broker.port))).start()
+    broker = shipped_broker(tmp_path / "broker").start()
+    sub = Subscriber(broker.port, ["pokerhall/#"], persistent=True, **user("surveillance"))
+    service = Service(load_config(write_config(tmp_path / "c", broker.port, **user("table-t1")))).start()
     try:
         thread = run_in_thread(service, speed=25)
         assert sub.wait_for(lambda s: len(s.on(PUB)) >= 15, 20)
@@ -79,6 +79,10 @@ def test_link_cut_for_30s_then_everything_arrives_in_order(tmp_path):
         proxy.cut()
         # the broker sees the controller gone: its Last Will says offline
         assert sub.wait_for(lambda s: any(p["status"] == "offline" for p in s.on("/status")), 10)
+        # issue 14 item 5: the Last Will outranks the same connection's online (docs/mqtt, "Status order")
+        statuses = sub.on("/status")
+        assert statuses[-1]["status"] == "offline"
+        assert max(statuses, key=lambda p: p["seq"])["status"] == "offline"
         time.sleep(30)
         assert len(service.outbox) > 0 and not service.publisher.connected.is_set()
         proxy.restore()
@@ -89,6 +93,8 @@ def test_link_cut_for_30s_then_everything_arrives_in_order(tmp_path):
         check_complete(sub)
         statuses = [p["status"] for p in sub.on("/status")]
         assert statuses[-1] == "online" and "offline" in statuses
+        seqs = [p["seq"] for p in sub.on("/status")]       # in the order delivered: a consumer keeping the
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)   # highest seq shows the latest status
         # retained topics were republished on reconnect
         assert len(sub.on("/birth")) >= 2
     finally:
@@ -111,6 +117,10 @@ def test_controller_sigkilled_mid_hand_restarts_and_loses_nothing(tmp_path):
         first.send_signal(signal.SIGKILL)
         first.wait(5)
         assert sub.wait_for(lambda s: any(p["status"] == "offline" for p in s.on("/status")), 10)
+        # issue 14 item 5: the Last Will outranks the same connection's online (docs/mqtt, "Status order")
+        statuses = sub.on("/status")
+        assert statuses[-1]["status"] == "offline"
+        assert max(statuses, key=lambda p: p["seq"])["status"] == "offline"
         boot1 = sub.on("/status")[-1]["boot"]
         second = subprocess.run(cmd, env=env, capture_output=True, timeout=60, text=True)
         assert second.returncode == 0, second.stderr

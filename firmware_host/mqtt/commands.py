@@ -7,9 +7,11 @@ A command is published on ``.../cmd/<name>`` as a JSON object::
 
 ``hmac`` is HMAC-SHA256, with the table's key, of the canonical JSON (sorted
 keys, no spaces, ASCII) of the object without ``hmac``. ``ts`` (integer Unix
-seconds) must be within ``window`` seconds of the table's clock, and a ``txn``
-is accepted once only (kept in the journal, so also across restarts). Anything
-wrong gets an error reply and changes nothing. Pure except the txn store.
+seconds) must be within ``window`` seconds of the table's clock, the arguments
+within the house profile's :class:`Limits`, and a ``txn`` is accepted once only
+(kept in the journal, so also across restarts): it is used up last, by a command
+that passed every other check. Anything wrong gets an error reply and changes
+nothing. Pure except the txn store.
 """
 from __future__ import annotations
 
@@ -78,6 +80,16 @@ class Command:
     args: JsonObject
 
 
+class Limits(NamedTuple):
+    """What the house profile allows a command to set: *seats*; *unit*, the smallest chip (every amount
+    is a multiple of it, 000 §20); *max_big_blind*, the structure's largest big blind (a level beyond
+    the house's structure is refused: add it to the profile)."""
+
+    seats: int
+    unit: int
+    max_big_blind: int
+
+
 class TxnStore(Protocol):
     """Records a command's txn; False if it was already used (``Journal.use_txn``)."""
 
@@ -87,17 +99,27 @@ class TxnStore(Protocol):
 class CommandGate:
     """Checks commands for one table: signature, freshness, unused txn, strict arguments."""
 
-    def __init__(self, table: str, key: bytes, *, window: float, use_txn: TxnStore) -> None:
+    def __init__(self, table: str, key: bytes, *, window: float, use_txn: TxnStore, limits: Limits) -> None:
         if len(key) < 16:
             raise ValueError("the command key must be at least 16 bytes")
         self.table, self._key, self.window, self._use_txn = table, key, window, use_txn
+        self.limits = limits
+
+    def admit(self, name: str, raw: bytes, now: float, t: float) -> tuple[Command, Observation | None]:
+        """The command in *raw* for ``cmd/<name>`` and the observation it becomes at engine time *t*
+        (None: "accepted, not yet applied"), its txn used up; or :class:`CommandError`, nothing used."""
+        command = self.parse(name, raw, now)
+        observation = to_observation(command, t, self.limits)
+        if not self._use_txn(command.txn, command.ts, forget_before=now - 2 * self.window):
+            raise CommandError("stale-transaction", f"txn {command.txn!r} was already used", "txn")
+        return command, observation
 
     def parse(self, name: str, raw: bytes, now: float) -> Command:
-        """The command in *raw* for ``cmd/<name>``, or :class:`CommandError`.
+        """The command in *raw* for ``cmd/<name>``, or :class:`CommandError`; its txn is not looked at.
 
         The checks run in this order, the first that fails naming the error: the
         command's name, the JSON object and its fields, the signature, the envelope
-        (schema, table, txn, ts within the window), the arguments, then the txn unused.
+        (schema, table, txn, ts within the window), then the arguments' types.
         """
         if name not in ARGS:
             raise CommandError("unknown-command", f"unknown command {name!r}; known: {', '.join(ARGS)}")
@@ -106,8 +128,6 @@ class CommandGate:
             raise CommandError("bad-signature", "HMAC-SHA256 does not match the table key", "hmac")
         txn, ts = self._check_envelope(body, now)
         args = _check_args(name, body["args"])
-        if not self._use_txn(txn, ts, forget_before=now - 2 * self.window):
-            raise CommandError("stale-transaction", f"txn {txn!r} was already used", "txn")
         return Command(name, txn, ts, args)
 
     def _check_envelope(self, body: JsonObject, now: float) -> tuple[str, int]:
@@ -171,41 +191,50 @@ def _check_args(name: str, args: object) -> JsonObject:
     return dict(args)
 
 
-# -- commands to observations: (args, t, seats) -> observation ------------------------------
+# -- commands to observations: (args, t, limits) -> observation ------------------------------
 
-def _set_level(a: JsonObject, t: float, seats: int) -> Observation:
+def _set_level(a: JsonObject, t: float, limits: Limits) -> Observation:
+    for key in ("small_blind", "big_blind", "ante", "big_blind_ante"):
+        amount = a.get(key) or 0
+        if amount < 0 or amount % limits.unit or amount > limits.max_big_blind:
+            raise CommandError("bad-field", f"args.{key} {bounded(str(amount), 24)} must be a multiple of the "
+                               f"smallest chip ({limits.unit}) from 0 to the house structure's largest big blind "
+                               f"({limits.max_big_blind})", f"args.{key}")
+    if a.get("number") is not None and not 1 <= a["number"] <= 10_000:
+        raise CommandError("bad-field", "args.number must be a level number, 1..10000", "args.number")
     return obs_mod.SetLevel(t, a["small_blind"], a["big_blind"], a.get("ante") or 0, a.get("big_blind_ante") or 0,
                             a.get("number"))
 
 
-def _move_button(a: JsonObject, t: float, seats: int) -> Observation:
-    if not 1 <= a["seat"] <= seats:
-        raise CommandError("bad-field", f"seat {a['seat']} is not in 1..{seats}", "args.seat")
+def _move_button(a: JsonObject, t: float, limits: Limits) -> Observation:
+    if not 1 <= a["seat"] <= limits.seats:
+        raise CommandError("bad-field", f"seat {bounded(str(a['seat']), 24)} is not in 1..{limits.seats}",
+                           "args.seat")
     return obs_mod.MoveButton(t, a["seat"])
 
 
-def _resolve(a: JsonObject, t: float, seats: int) -> Observation:
+def _resolve(a: JsonObject, t: float, limits: Limits) -> Observation:
     if not ID_RE.match(a["decision"]):
         raise CommandError("bad-field", "args.decision must be a kebab-case option", "args.decision")
     return obs_mod.Resolution(t, "td", a["decision"], a.get("card"))
 
 
-def _pause(a: JsonObject, t: float, seats: int) -> Observation:
+def _pause(a: JsonObject, t: float, limits: Limits) -> Observation:
     return obs_mod.Pause(t, a["paused"], a.get("reason") or "")
 
 
-def _void_hand(a: JsonObject, t: float, seats: int) -> Observation:
+def _void_hand(a: JsonObject, t: float, limits: Limits) -> Observation:
     return obs_mod.VoidHand(t, a["hand"], a["reason"])
 
 
-OBSERVATIONS: dict[str, Callable[[JsonObject, float, int], Observation]] = {
+OBSERVATIONS: dict[str, Callable[[JsonObject, float, Limits], Observation]] = {
     "set-level": _set_level, "move-button": _move_button, "resolve": _resolve, "pause": _pause,
     "void-hand": _void_hand,
 }
 """The observation each command becomes; a command not listed is accepted but not yet applied."""
 
 
-def to_observation(command: Command, t: float, seats: int) -> Observation | None:
+def to_observation(command: Command, t: float, limits: Limits) -> Observation | None:
     """The observation *command* becomes, or None when none exists yet ("accepted, not yet applied").
 
     Raises :class:`CommandError` for arguments the observation refuses.
@@ -214,6 +243,6 @@ def to_observation(command: Command, t: float, seats: int) -> Observation | None
     if make is None:
         return None
     try:
-        return make(command.args, t, seats)
+        return make(command.args, t, limits)
     except obs_mod.ObservationError as exc:
         raise CommandError("bad-field", str(exc), "args") from None

@@ -15,6 +15,7 @@ import hashlib
 import hmac
 import json
 import re
+import threading
 import types
 import typing
 from collections.abc import Mapping
@@ -132,6 +133,38 @@ def envelope(kind: str, table: str, boot: str, seq: int, msg_id: str, now: float
                "seq": seq, "id": msg_id, "time": round(now, 6), "replayed": False}
     payload.update(body)
     return payload
+
+
+class StatusSeq:
+    """The status topic's seq numbers, in the order a consumer can rely on (docs/mqtt/README.md, "Status
+    order"): connection *k* of a boot numbers its statuses from ``k * BLOCK + 1`` and its Last Will, made
+    before the connection, takes ``k * BLOCK + BLOCK - 1``: the Will outranks everything that connection
+    said, and the next connection outranks the Will.
+
+    >>> s = StatusSeq(); s.will(), s.next(), s.next(), s.will(), s.next()
+    (1999999, 1000001, 1000002, 2999999, 2000001)
+    """
+
+    BLOCK = 1_000_000
+
+    def __init__(self) -> None:
+        self._block = 0
+        self._n = 0
+        self._lock = threading.Lock()
+
+    def will(self) -> int:
+        """Open the next connection's block; its Last Will's number."""
+        with self._lock:
+            self._block += 1
+            self._n = 0
+            return self._block * self.BLOCK + self.BLOCK - 1
+
+    def next(self) -> int:
+        """The next status of the present connection (a million status changes on one connection would
+        repeat its last number rather than pass the Will)."""
+        with self._lock:
+            self._n = min(self._n + 1, self.BLOCK - 2)
+            return self._block * self.BLOCK + self._n
 
 
 def event_id(table: str, session: str, seq: int) -> str:

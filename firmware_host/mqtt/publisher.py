@@ -51,10 +51,13 @@ class BrokerConfig:
 
 @dataclass(frozen=True)
 class Status:
-    """The retained status topic, also the Last Will: its *topic*, and *payload* ``(status, reason) -> str``."""
+    """The retained status topic: its *topic*, *payload* ``(status, reason) -> str`` for what the controller
+    says, and *will* ``() -> str``, the Last Will of a new connection (``offline``; made before each
+    connection, it outranks whatever that connection says: :class:`~firmware_host.mqtt.contract.StatusSeq`)."""
 
     topic: str
     payload: Callable[[str, str], str]
+    will: Callable[[], str]
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ class Publisher:
             client.tls_set(ca_certs=cfg.ca_file, certfile=cfg.cert_file, keyfile=cfg.key_file,
                            cert_reqs=ssl.CERT_REQUIRED)
             client.tls_insecure_set(cfg.tls_insecure)
-        client.will_set(self._status.topic, self._status.payload("offline", "connection lost"), qos=1, retain=True)
+        client.will_set(self._status.topic, self._status.will(), qos=1, retain=True)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish

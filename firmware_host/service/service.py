@@ -22,12 +22,13 @@ from typing import Any, TypeGuard
 
 from firmware_host import observations as obs_mod
 from firmware_host.events import Event, Irregularity
-from firmware_host.mqtt.commands import MAX_PAYLOAD, CommandError, CommandGate, bounded, to_observation
+from firmware_host.mqtt.commands import MAX_PAYLOAD, CommandError, CommandGate, Limits, bounded
 from firmware_host.mqtt.contract import (
     CONTRACT_VERSION,
     ID_RE,
     JsonObject,
     PayloadKind,
+    StatusSeq,
     Topics,
     dumps,
     envelope,
@@ -95,6 +96,7 @@ class Service:
         self.counters: Counter[str] = Counter()
         self._seq_lock = threading.Lock()
         self._seqs: Counter[str] = Counter()
+        self._status_seq = StatusSeq()
         self._on_payload, self._on_event = on_payload, on_event
         self._queue: queue.Queue[tuple[_Item, Any]] = queue.Queue()
         self._started = time.time()
@@ -110,9 +112,9 @@ class Service:
         self.engine = HandEngine(self.profile, config.table)
         self.view = PublicView()
         self.gate = CommandGate(config.table, config.command_key, window=config.command_window,
-                                use_txn=self.journal.use_txn)
+                                use_txn=self.journal.use_txn, limits=command_limits(self.profile))
         self.publisher = Publisher(config.broker, self.outbox, self.boot,
-                                   status=Status(self.topics.status, self._status_payload),
+                                   status=Status(self.topics.status, self._status_payload, self._status_will),
                                    inbox=Inbox(self.topics.cmd_filter, self._on_message),
                                    tick=Tick(self._health, config.health_interval))
         self.source_done = 0
@@ -218,8 +220,9 @@ class Service:
             self._seqs[topic] += 1
             return self._seqs[topic]
 
-    def _payload(self, kind: PayloadKind, topic: str, msg_id: str | None = None, **body: Any) -> str:
-        seq = self._next(topic)
+    def _payload(self, kind: PayloadKind, topic: str, msg_id: str | None = None, seq: int | None = None,
+                 **body: Any) -> str:
+        seq = seq or self._next(topic)
         payload = envelope(kind, self.config.table, self.boot, seq, msg_id or f"{self.boot}-{kind}-{seq}",
                            time.time(), **body)
         if self._on_payload:
@@ -254,8 +257,12 @@ class Service:
                                                                      state=self.view.state))
 
     def _status_payload(self, status: str, reason: str) -> str:
-        return self._payload("status", self.topics.status, status=status, reason=reason,
+        return self._payload("status", self.topics.status, seq=self._status_seq.next(), status=status, reason=reason,
                              alarms=["outbox-filling"] if self._alarm else [])
+
+    def _status_will(self) -> str:
+        return self._payload("status", self.topics.status, seq=self._status_seq.will(), status="offline",
+                             reason="connection lost", alarms=["outbox-filling"] if self._alarm else [])
 
     def _alarm_irregularity(self, kind: str, detail: str) -> None:
         """A controller irregularity for the TD (not from the engine): outboxed, never dropped."""
@@ -301,9 +308,8 @@ class Service:
         """Authenticate, validate and apply one command; publish and return the reply body."""
         reply: JsonObject = {"command": name, "txn": None}
         try:
-            cmd = self.gate.parse(name, raw, time.time())
+            cmd, obs = self.gate.admit(name, raw, time.time(), self._last_t)
             reply["txn"] = cmd.txn
-            obs = to_observation(cmd, self._last_t, self.profile.seats)
             if obs is None:
                 reply.update(status="accepted-not-applied",
                              message=f"{name} is valid but the engine has no observation for it yet")
@@ -345,6 +351,11 @@ class Service:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def command_limits(profile: Profile) -> Limits:
+    """What the house profile lets the hall's commands set (seats, the smallest chip, the largest big blind)."""
+    return Limits(profile.seats, profile.smallest_chip, max(level.big_blind for level in profile.levels))
 
 
 def _txn_of(raw: bytes) -> str | None:

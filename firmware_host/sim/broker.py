@@ -48,16 +48,36 @@ def free_port() -> int:
         return port
 
 
+# Lines of a site's mosquitto.conf that name its own ports, files and certificates: replaced on loopback.
+SITE_KEYS = frozenset({"listener", "port", "bind_address", "cafile", "capath", "certfile", "keyfile", "tls_version",
+                       "require_certificate", "use_identity_as_username", "password_file", "acl_file",
+                       "persistence_location", "persistence_file", "log_dest", "log_type", "user", "pid_file",
+                       "include_dir"})
+
+
+def site_settings(config: Path) -> list[str]:
+    """The settings of a site's mosquitto.conf (the shipped example) that are not its ports, files or
+    certificates: persistence, autosave, queues, client ids, anonymity... kept verbatim."""
+    kept = []
+    for line in config.read_text().splitlines():
+        words = line.split()
+        if words and not line.startswith("#") and words[0] not in SITE_KEYS:
+            kept.append(line.strip())
+    return kept
+
+
 class LocalMosquitto:
     """Mosquitto on 127.0.0.1:*port* (default: a free one), its config, log and data in *directory*.
 
-    Anonymous unless *password_file*; *acl_file* as given; *persistence* keeps sessions and queued
-    messages across a restart; *tls* is (CA, certificate, key). :meth:`start` runs it (a ``with``
-    block too), :meth:`stop` ends it, :meth:`kill` kills it; it can start again on the same port.
+    With *config* (the shipped ``hardware/mosquitto/mosquitto.conf.example``), that file's settings
+    are run verbatim (:func:`site_settings`), only its ports, paths and certificates replaced; else an
+    anonymous broker without persistence. *password_file* and *acl_file* as given; *tls* is (CA,
+    certificate, key). :meth:`start` runs it (a ``with`` block too), :meth:`stop` ends it,
+    :meth:`kill` kills it; it can start again on the same port, with what it had saved.
     """
 
     def __init__(self, directory: str | Path, *, port: int | None = None, acl_file: Path | None = None,
-                 password_file: Path | None = None, persistence: bool = False,
+                 password_file: Path | None = None, config: Path | None = None,
                  tls: tuple[Path, Path, Path] | None = None, install: bool = True) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -67,16 +87,17 @@ class LocalMosquitto:
         lines = [f"listener {self.port} 127.0.0.1"]
         if tls:
             lines += [f"cafile {tls[0]}", f"certfile {tls[1]}", f"keyfile {tls[2]}"]
-        lines += [f"user {user}", "max_queued_messages 1000000", "max_inflight_messages 0", "max_connections -1",
-                  f"log_dest file {self.directory / 'mosquitto.log'}", "log_type error", "log_type warning",
-                  "log_type notice"]
-        lines += ["allow_anonymous false", f"password_file {password_file}"] if password_file else [
-            "allow_anonymous true"]
+        if config:
+            lines += site_settings(config) + [f"persistence_location {self.directory}/"]
+        else:
+            lines += ["max_queued_messages 1000000", "max_inflight_messages 0"]
+            lines += ["allow_anonymous false"] if password_file else ["allow_anonymous true"]
+        lines += [f"user {user}", "max_connections -1", f"log_dest file {self.directory / 'mosquitto.log'}",
+                  "log_type error", "log_type warning", "log_type notice"]
+        if password_file:
+            lines += [f"password_file {password_file}"]
         if acl_file:
             lines += [f"acl_file {acl_file}"]
-        if persistence:
-            lines += ["persistence true", f"persistence_location {self.directory}/", "autosave_interval 1",
-                      "autosave_on_changes true"]
         self.conf = self.directory / "mosquitto.conf"
         self.conf.write_text("\n".join(lines) + "\n")
         self.proc: subprocess.Popen[bytes] | None = None
