@@ -2,6 +2,7 @@
 acknowledged survives a kill -9, and no account can take another's session by its client id."""
 from __future__ import annotations
 
+import signal
 import time
 
 import paho.mqtt.client as mqtt
@@ -10,7 +11,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from firmware_host.service.config import load_config
 from firmware_host.service.service import Service, demo_source
 from firmware_host.sim.broker import site_settings
-from mqtt_helpers import MOSQUITTO_DIR, Subscriber, dedupe, shipped_broker, user, write_config
+from mqtt_helpers import MOSQUITTO_DIR, Broker, Subscriber, dedupe, shipped_broker, user, write_config
 from test_publish import SEC, expected_streams
 
 SHIPPED = MOSQUITTO_DIR / "mosquitto.conf.example"
@@ -87,4 +88,67 @@ def test_no_account_can_take_a_table_or_surveillance_session_by_its_client_id(tm
     finally:
         service.close()
         status.close()
+        broker.stop()
+
+
+def test_a_refused_publish_is_an_alarm_with_back_off_and_nothing_is_lost(tmp_path):
+    """Issue 14 item 4: a broker whose ACL refuses the table's event topic (a misconfigured hall) once
+    looped 263 reconnects in 75 s, silently. Now: the alarm on status, health and the irregularity topic,
+    a doubling back-off with the refused message retried alone, and once the ACL is mended (SIGHUP) every
+    event arrives."""
+    acl = tmp_path / "acl"
+    shipped = (MOSQUITTO_DIR / "acl.example").read_text()
+    acl.write_text(shipped.replace("topic write pokerhall/v1/table/t1/event\n", ""))
+    broker = Broker(tmp_path / "broker", config=SHIPPED, acl_file=acl,
+                    password_file=MOSQUITTO_DIR / "passwd.example").start()
+    td = Subscriber(broker.port, ["pokerhall/v1/table/t1/#"], **user("td"))
+    service = Service(load_config(write_config(tmp_path / "c", broker.port, **user("table-t1")))).start()
+    try:
+        for o in demo_source(0):
+            service.handle(o)
+        assert td.wait_for(lambda s: any(p["alarm"]["irregularity"] == "publish-refused"
+                                         for p in s.on("/irregularity") if "alarm" in p), 15)
+        alarm = next(p["alarm"] for p in td.on("/irregularity") if "alarm" in p)
+        assert "pokerhall/v1/table/t1/event" in alarm["detail"] and "Not authorized" in alarm["detail"]
+        assert td.wait_for(lambda s: any("publish-refused" in p["alarms"] for p in s.on("/status")), 5)
+        assert td.wait_for(lambda s: any("publish-refused" in p["health"]["alarms"] for p in s.on("/health")), 5)
+        time.sleep(8)
+        stats = service.publisher.stats
+        assert 2 <= stats["refusals"] <= 5 and stats["connects"] == 1, stats   # backed off: 1, 2, 4, 8 s...
+        assert stats["published"] < 1000, stats                      # not a flood of resends
+        assert len(service.outbox) > 0                               # nothing dropped
+        assert not td.on("/event")
+        acl.write_text(shipped)                                      # the hall mends its ACL
+        broker.proc.send_signal(signal.SIGHUP)
+        _, public = expected_streams()
+        assert td.wait_for(lambda s: len(dedupe(s.on("/event"))) >= len(public), 60)
+        assert [p["event"] for p in dedupe(td.on("/event"))] == public
+        assert td.wait_for(lambda s: s.on("/status")[-1]["alarms"] == [], 10)
+    finally:
+        service.close()
+        td.close()
+        broker.stop()
+
+
+def test_a_table_account_reaches_only_its_own_topics(tmp_path):
+    """Threat model: table-t1 cannot read table t2's topics or secure tree, nor publish as t2."""
+    broker = shipped_broker(tmp_path / "broker").start()
+    spy = Subscriber(broker.port, ["pokerhall/v1/table/t2/#", "pokerhall/v1/secure/#"], **user("table-t1"))
+    t2 = Service(load_config(write_config(tmp_path / "c", broker.port, table="t2", **user("table-t2")))).start()
+    watcher = Subscriber(broker.port, ["pokerhall/v1/table/t2/event"], **user("surveillance"))
+    try:
+        t2.feed_from(demo_source(0))
+        t2.run(drain_timeout=30)
+        refused = []
+        spy.client.on_publish = lambda client, userdata, mid, rc, props: refused.append(rc.is_failure)
+        spy.client.publish("pokerhall/v1/table/t2/event", b'{"forged": true}', qos=1).wait_for_publish(5)
+        assert watcher.wait_for(lambda s: len(s.on("/event")) > 10, 10)
+        time.sleep(0.5)
+        assert refused == [True]
+        assert spy.messages == []
+        assert all("forged" not in p for p in watcher.on("/event"))
+    finally:
+        t2.close()
+        spy.close()
+        watcher.close()
         broker.stop()

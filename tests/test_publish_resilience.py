@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -138,5 +139,31 @@ def test_controller_sigkilled_mid_hand_restarts_and_loses_nothing(tmp_path):
     finally:
         if first.poll() is None:
             first.kill()
+        sub.close()
+        broker.stop()
+
+
+def test_sigterm_counts_the_outbox_after_the_last_acknowledgements(tmp_path):
+    """Issue 14 item 7: `run` stopped by SIGTERM while the broker is still acknowledging waits (5 s at
+    most) for the acknowledgements before it counts what is left: exit 0 and nothing said when all went."""
+    broker = Broker(tmp_path / "broker").start()
+    sub = Subscriber(broker.port, ["pokerhall/#"])
+    config = write_config(tmp_path / "c", broker.port)
+    cmd = [str(TABLECTL), "run", "--config", str(config), "--source", "demo", "--speed", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert sub.wait_for(lambda s: len(s.on(SEC)) >= 5, 30)
+        proc.send_signal(signal.SIGTERM)           # events still in flight
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        assert "still in the outbox" not in err
+        secure, _ = expected_streams()
+        got = [p["event"] for p in dedupe(sub.on(SEC))]     # what the controller made before it stopped,
+        assert got == secure[:len(got)] and len(got) >= 5   # all of it, in order (the rest: the next start)
+        rows = sqlite3.connect(tmp_path / "c" / "outbox.sqlite").execute("select count(*) from outbox").fetchone()
+        assert rows == (0,)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
         sub.close()
         broker.stop()

@@ -107,9 +107,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             service.feed_from(demo_source(args.speed, args.loops, skip=service.source_done))
         service.run(until_source_ends=args.exit_at_end, stop=stop)
-        left = len(service.outbox)
     finally:
-        service.close()
+        left = service.close(drain=5.0)   # counted once the last acknowledgements are in (issue 14 item 7)
         if devices is not None:
             devices.close()
         if out:

@@ -28,6 +28,9 @@ from firmware_host.service.outbox import Outbox, Row
 
 log = logging.getLogger(__name__)
 
+REFUSED_BACKOFF_MAX = 300.0
+"""Seconds: the longest wait before a message the broker refused is tried again."""
+
 
 @dataclass(frozen=True)
 class BrokerConfig:
@@ -88,7 +91,10 @@ class _Conn:
     other: set[int] = field(default_factory=set)              # mids of retained and transient messages
     early: set[int] = field(default_factory=set)              # PUBACKs seen before publish() returned
     acked: list[int] = field(default_factory=list)
-    refused: int = 0
+    refused: list[Row] = field(default_factory=list)          # rows the broker refused (network thread)
+    rows: dict[int, Row] = field(default_factory=dict)         # mid -> outbox row in flight
+    probing: set[str] = field(default_factory=set)            # refused topics with their head row in flight
+    early_refused: set[int] = field(default_factory=set)      # refusals seen before publish() returned
     cursor: int = 0                                           # the last outbox oid read
     waiting: dict[str, collections.deque[Row]] = field(default_factory=dict)  # per topic: read, not yet due
 
@@ -97,8 +103,11 @@ class Publisher:
     """Sends the outbox, the retained topics and transient messages; receives commands."""
 
     def __init__(self, config: BrokerConfig, outbox: Outbox, boot: str, *, status: Status,
-                 inbox: Inbox | None = None, tick: Tick | None = None) -> None:
+                 inbox: Inbox | None = None, tick: Tick | None = None,
+                 alarm: Callable[[str, str | None], None] | None = None) -> None:
         self.config = config
+        self._alarm = alarm
+        self._refused: dict[str, tuple[float, float]] = {}   # topic -> (back-off s, retry at): refused, held
         self.outbox = outbox
         self.boot = boot
         self._status = status
@@ -204,13 +213,19 @@ class Publisher:
         with self._lock:
             if mid in conn.other:
                 conn.other.discard(mid)
+                if rc.is_failure:       # a retained or transient message: sent again on the next connection
+                    self.stats["refused"] += 1
+                    self.last_error = f"broker refused a retained or transient message: {rc}"
                 return
             oid = conn.inflight.pop(mid, None)
+            row = conn.rows.pop(mid, None)
             if rc.is_failure:
-                conn.refused += 1
                 self.stats["refused"] += 1
-                self.last_error = f"broker refused a publish: {rc}"
-                conn.alive = False          # keep the row; reconnect later and retry
+                self.last_error = f"broker refused a publish on {row.topic if row else '?'}: {rc}"
+                if row is not None:     # kept, held back, tried again alone (_take_refusals)
+                    conn.refused.append(row)
+                else:
+                    conn.early_refused.add(mid)
             elif oid is not None:
                 conn.acked.append(oid)
             else:
@@ -309,6 +324,7 @@ class Publisher:
         self.connected.set()
         while conn.alive and not self._stop.is_set():
             self._wake.clear()
+            self._take_refusals(conn)
             self._take_acks(conn)
             now = time.time()
             self._send_due(conn, now)
@@ -323,19 +339,63 @@ class Publisher:
         return next_tick
 
     def _take_acks(self, conn: _Conn) -> None:
-        """The rows the broker has acknowledged leave the outbox."""
+        """The rows the broker has acknowledged leave the outbox; a refused topic whose retried row went
+        through is open again (the alarm cleared)."""
         with self._lock:
             acked, conn.acked = conn.acked, []
         if acked:
             self.outbox.ack(acked)
             self._sent.difference_update(acked)
             self.stats["acked"] += len(acked)
+        with self._lock:
+            busy = {r.topic for r in conn.rows.values()} | {r.topic for r in conn.refused}
+        for topic in conn.probing - busy:               # its retried row was acknowledged
+            conn.probing.discard(topic)
+            if topic in self._refused:
+                del self._refused[topic]
+                log.warning("the broker accepts %s again", topic)
+                if self._alarm is not None and not self._refused:
+                    self._alarm("publish-refused", None)
+
+    def _take_refusals(self, conn: _Conn) -> None:
+        """Rows the broker refused (its ACL, a quota) go back, in order, at the head of their topic's queue;
+        the topic is held for a back-off that doubles with each refused retry (up to
+        :data:`REFUSED_BACKOFF_MAX`), then its first row is tried alone. Logged and raised as an alarm;
+        nothing is dropped, and the other topics flow meanwhile."""
+        with self._lock:
+            refused, conn.refused = conn.refused, []
+        now = time.monotonic()
+        for row in sorted(refused, key=lambda r: r.oid):
+            queue = conn.waiting.setdefault(row.topic, collections.deque())
+            queue.appendleft(row)
+            conn.waiting[row.topic] = collections.deque(sorted(queue, key=lambda r: r.oid))
+            backoff, _ = self._refused.get(row.topic, (self.config.reconnect_max / 2, 0.0))
+            if row.topic in conn.probing or row.topic not in self._refused:   # a new refusal, or a retry refused
+                conn.probing.discard(row.topic)
+                backoff = min(backoff * 2, REFUSED_BACKOFF_MAX)
+                self._refused[row.topic] = (backoff, now + backoff)
+                self.stats["refusals"] += 1
+                detail = (f"{self.last_error}; the message stays in the outbox and is tried again in {backoff:g} s "
+                          "(the broker's ACL or limits refuse it: check the table's account)")
+                log.error(detail)
+                if self._alarm is not None:
+                    self._alarm("publish-refused", detail)
+
+    def _held(self, conn: _Conn, topic: str) -> bool:
+        """Whether *topic* is refused and its row may not go now (in back-off, or one already in flight)."""
+        if topic not in self._refused:
+            return False
+        return topic in conn.probing or time.monotonic() < self._refused[topic][1]
 
     def _send_due(self, conn: _Conn, now: float) -> None:
-        """The rows held back (broadcast delay) that are due at *now*, within the window."""
+        """The rows held back (broadcast delay, a refused topic) that are due at *now*, within the window."""
         window = self.config.window
-        for queue in conn.waiting.values():
+        for topic, queue in conn.waiting.items():
             while queue and queue[0].not_before <= now and len(conn.inflight) < window and conn.alive:
+                if self._held(conn, topic):
+                    break
+                if topic in self._refused:
+                    conn.probing.add(topic)
                 self._publish(conn, queue.popleft())
 
     def _send_new(self, conn: _Conn, now: float) -> None:
@@ -347,7 +407,7 @@ class Publisher:
                 break
             for row in rows:
                 conn.cursor = row.oid
-                if row.not_before > now or conn.waiting.get(row.topic):
+                if row.not_before > now or conn.waiting.get(row.topic) or row.topic in self._refused:
                     conn.waiting.setdefault(row.topic, collections.deque()).append(row)
                 else:
                     self._publish(conn, row)
@@ -366,6 +426,12 @@ class Publisher:
             return
         self._sent.add(row.oid)
         self.stats["published"] += 1
+        with self._lock:
+            if info.mid in conn.early_refused:
+                conn.early_refused.discard(info.mid)
+                conn.refused.append(row)
+                return
+            conn.rows[info.mid] = row
         self._track(conn, info, row.oid)
 
     def _track(self, conn: _Conn, info: mqtt.MQTTMessageInfo, oid: int | None) -> None:

@@ -101,6 +101,8 @@ class Service:
         self._queue: queue.Queue[tuple[_Item, Any]] = queue.Queue()
         self._started = time.time()
         self._alarm = False
+        self._alarms: set[str] = set()     # raised by the publisher (publish-refused)
+        self._left = 0
         self._last_t = 0.0
         self._closed = False
         self.journal = Journal(config.journal_path, config.table)
@@ -116,7 +118,7 @@ class Service:
         self.publisher = Publisher(config.broker, self.outbox, self.boot,
                                    status=Status(self.topics.status, self._status_payload, self._status_will),
                                    inbox=Inbox(self.topics.cmd_filter, self._on_message),
-                                   tick=Tick(self._health, config.health_interval))
+                                   tick=Tick(self._health, config.health_interval), alarm=self._publisher_alarm)
         self.source_done = 0
         """Observations of the source already in the journal (a resumable source skips them)."""
 
@@ -258,11 +260,26 @@ class Service:
 
     def _status_payload(self, status: str, reason: str) -> str:
         return self._payload("status", self.topics.status, seq=self._status_seq.next(), status=status, reason=reason,
-                             alarms=["outbox-filling"] if self._alarm else [])
+                             alarms=self._alarm_names())
 
     def _status_will(self) -> str:
         return self._payload("status", self.topics.status, seq=self._status_seq.will(), status="offline",
-                             reason="connection lost", alarms=["outbox-filling"] if self._alarm else [])
+                             reason="connection lost", alarms=self._alarm_names())
+
+    def _alarm_names(self) -> list[str]:
+        return sorted(self._alarms | ({"outbox-filling"} if self._alarm else set()))
+
+    def _publisher_alarm(self, kind: str, detail: str | None) -> None:
+        """From the publisher's thread: an alarm raised (*detail*) or cleared (None): status, irregularity, log."""
+        if detail is None:
+            self._alarms.discard(kind)
+            self.publisher.send(self.topics.status, self._status_payload("online", f"{kind} cleared"), retain=True)
+            return
+        self.counters[kind.replace("-", "_")] += 1
+        if kind not in self._alarms:
+            self._alarms.add(kind)
+            self._alarm_irregularity(kind, detail)
+        self.publisher.send(self.topics.status, self._status_payload("online", kind), retain=True)
 
     def _alarm_irregularity(self, kind: str, detail: str) -> None:
         """A controller irregularity for the TD (not from the engine): outboxed, never dropped."""
@@ -294,7 +311,7 @@ class Service:
             "outbox": {"rows": len(ob), "bytes": ob.bytes, "max_bytes": ob.max_bytes, "level": round(ob.level(), 4),
                        "alarm": self._alarm, "spilled": ob.spilled},
             "counters": dict(self.counters), "publisher": dict(self.publisher.stats),
-            "last_error": self.publisher.last_error,
+            "last_error": self.publisher.last_error, "alarms": self._alarm_names(),
         }
         self.publisher.send(self.topics.health, self._payload("health", self.topics.health, health=health), qos=0)
 
@@ -337,14 +354,23 @@ class Service:
         return reply
 
     # -- shutdown ----------------------------------------------------------------
-    def close(self, final_status: str = "stopped") -> None:
-        """Publish the final status, stop the publisher, close the files. Idempotent."""
+    def close(self, final_status: str = "stopped", drain: float = 0.0) -> int:
+        """Wait up to *drain* seconds for the outbox to empty (if connected), publish the final status,
+        stop the publisher (it takes the acknowledgements that came), close the files. Idempotent.
+
+        :return: the messages still in the outbox, counted after the last acknowledgement was taken
+            (they are sent on the next start).
+        """
         if self._closed:
-            return
+            return self._left
         self._closed = True
+        if drain and self.publisher.connected.is_set():
+            self.drain(drain)
         self.publisher.close(final_status)
+        self._left = len(self.outbox)
         self.outbox.close()
         self.journal.close()
+        return self._left
 
     def __enter__(self) -> Service:
         return self
