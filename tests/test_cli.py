@@ -3,6 +3,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 
 def tablectl(*args):
@@ -79,8 +80,34 @@ def test_what_cannot_be_used_is_one_line_and_exit_2(tmp_path):
         (("phh", "verify", str(tmp_path / "not.phh")), "not.phh: not a PHH file"),
         (("phh", "verify", str(tmp_path / "cut.phhs.gz")), "cut.phhs.gz: damaged compressed file"),
         (("phh", "verify", str(tmp_path / "flipped.phh.gz")), "flipped.phh.gz: cannot read"),
+        (("phh", "verify", str(tmp_path / "missing.phhs")), "missing.phhs"),
+        (("replay", str(tmp_path / "no-such-recording")), "no-such-recording/recording.json"),
+        (("run", "--config", str(tmp_path / "no.toml"), "--source", "demo"), "no.toml"),
+        (("replay", str(recording), "--events-out", str(tmp_path / "no" / "dir" / "out.jsonl")), "No such file"),
     ]:
         done = tablectl(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
         assert says in done.stderr, done.stderr
+
+
+def test_bad_options_are_named_with_their_choices():
+    """Issue 14 items 12 and 17: `--log-level LOUD`, `--speed fast`, `--speed 0`: argparse's one line (exit 2)
+    naming the option; `max` is the one spelling of "as fast as possible"; every command takes
+    `--log-level` and lists its values; `--version`."""
+    recording = str(Path(__file__).parent / "recordings" / "heads-up")
+    for args, says in [
+        (("replay", recording, "--log-level", "LOUD"), "argument --log-level: invalid choice: 'LOUD'"),
+        (("replay", recording, "--speed", "fast"), "argument --speed: must be 'max' (as fast as possible)"),
+        (("run", "--config", "x.toml", "--source", "demo", "--speed", "0"), "argument --speed: must be 'max'"),
+        (("demo", "--speed", "-1"), "argument --speed: must be 'max'"),
+    ]:
+        done = tablectl(*args)
+        assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
+    from firmware_host.cli.main import _leaves, build_parser
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command")
+    for command in _leaves(commands):
+        assert "DEBUG, INFO, WARNING, ERROR" in command.format_help(), command.prog
+    done = tablectl("--version")
+    assert done.returncode == 0 and done.stdout.startswith("tablectl 0.")

@@ -165,6 +165,8 @@ def test_demo_session_arrives_in_order_validates_and_leaks_nothing(tmp_path, bro
     assert state["hand"] == 2 and not state["in_hand"] and state["last_seq"] == secure[-1]["seq"]
     birth = sub.on("/birth")[-1]
     assert birth["software"] and birth["hardware"] == {"shoe": "replay", "readers": 0}
+    assert birth["source"] == "demo" and birth["simulated"]          # issue 14 item 10: a demo says so
+    assert {p["source"] for p in sub.on("/status")} == {"demo"}
     assert_no_secret_on_public([m for m in sub.messages if not m[0].startswith(mc.SECURE_ROOT)], secure)
 
 

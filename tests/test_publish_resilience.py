@@ -149,7 +149,7 @@ def test_sigterm_counts_the_outbox_after_the_last_acknowledgements(tmp_path):
     broker = Broker(tmp_path / "broker").start()
     sub = Subscriber(broker.port, ["pokerhall/#"])
     config = write_config(tmp_path / "c", broker.port)
-    cmd = [str(TABLECTL), "run", "--config", str(config), "--source", "demo", "--speed", "0"]
+    cmd = [str(TABLECTL), "run", "--config", str(config), "--source", "demo", "--speed", "max"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert sub.wait_for(lambda s: len(s.on(SEC)) >= 5, 30)
@@ -165,5 +165,31 @@ def test_sigterm_counts_the_outbox_after_the_last_acknowledgements(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+        sub.close()
+        broker.stop()
+
+
+def test_run_needs_a_source_said_and_a_recording_says_it_is_simulated(tmp_path):
+    """Issue 14 item 10: `run --config X` alone once played the demo under the table's real id, silently."""
+    config = write_config(tmp_path / "c", 1)
+    done = subprocess.run([str(TABLECTL), "run", "--config", str(config)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "one of the arguments --source --devices --recording is required" in done.stderr
+    both = subprocess.run([str(TABLECTL), "run", "--config", str(config), "--source", "demo", "--recording", "x"],
+                          capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+    broker = Broker(tmp_path / "broker").start()
+    sub = Subscriber(broker.port, ["pokerhall/v1/table/t1/birth", "pokerhall/v1/table/t1/status"])
+    try:
+        config = write_config(tmp_path / "r", broker.port)
+        recording = Path(__file__).parent / "recordings" / "demo-session"
+        done = subprocess.run([str(TABLECTL), "run", "--config", str(config), "--recording", str(recording),
+                               "--speed", "max", "--exit-at-end"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert sub.wait_for(lambda s: s.on("/birth") and len(s.on("/status")) >= 2, 10)
+        birth = sub.on("/birth")[-1]
+        assert (birth["source"], birth["simulated"]) == ("recording", True)
+        assert {p["source"] for p in sub.on("/status")} == {"recording"}
+    finally:
         sub.close()
         broker.stop()

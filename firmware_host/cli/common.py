@@ -27,8 +27,12 @@ class Parsers(NamedTuple):
     calibrate: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
+SPEED_HELP = "1 = real time, N times real time, or 'max' (as fast as possible)"
+
+
 def speed(text: str) -> float | None:
-    """``--speed``: 'max' (None: as fast as possible) or a positive factor of real time.
+    """``--speed`` (an argparse type): 'max' (None: as fast as possible) or a positive factor of real time.
+    The one spelling of "as fast as possible" on every command is ``max``.
 
     >>> speed("max"), speed("2")
     (None, 2.0)
@@ -39,8 +43,8 @@ def speed(text: str) -> float | None:
         factor = float(text)
     except ValueError:
         factor = 0.0
-    if factor <= 0:
-        raise SystemExit(f"--speed: must be 'max' or a positive number, not {text!r}")
+    if not 0 < factor < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 'max' (as fast as possible) or a positive number, not {text!r}")
     return factor
 
 
@@ -52,7 +56,7 @@ def profile(name: str) -> Profile:
 def existing(path: str | Path, option: str) -> Path:
     """*path* (given with *option*) if it is there; else exit with one line saying so."""
     if not Path(path).exists():
-        raise SystemExit(f"error: {option}: {path}: not found")
+        raise FileNotFoundError(f"{option}: {path}: not found")
     return Path(path)
 
 
@@ -63,7 +67,7 @@ def corpus(given: str | None, default: str, option: str) -> Path:
         return existing(given, option)
     path = CHECKOUT / default
     if not path.exists():
-        raise SystemExit(f"error: {option}: {path}: not found (the default is {default} of a source checkout; "
+        raise FileNotFoundError(f"{option}: {path}: not found (the default is {default} of a source checkout; "
                          f"pass {option} PATH)")
     return path
 
@@ -74,7 +78,7 @@ def pluribus() -> str:
     for path in (CHECKOUT.parent / "shared/phh/pluribus.phhs", CHECKOUT / "tests/data/pluribus.phhs.gz"):
         if path.exists():
             return str(path)
-    raise SystemExit("error: no Pluribus hands found (../shared/phh/pluribus.phhs, or tests/data/pluribus.phhs.gz "
+    raise FileNotFoundError("no Pluribus hands found (../shared/phh/pluribus.phhs, or tests/data/pluribus.phhs.gz "
                      "of a source checkout); pass the PHH file")
 
 

@@ -9,7 +9,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from firmware_host import events as ev
-from firmware_host.cli.common import Parsers, speed
+from firmware_host.cli.common import SPEED_HELP, Parsers, speed
 from firmware_host.cli.display import describe
 from firmware_host.mqtt.subscriber import Message
 
@@ -21,7 +21,7 @@ def register(parsers: Parsers) -> None:
     demo = parsers.commands.add_parser(
         "demo", help="replay a recorded session (three hands, two irregularities) and show the events")
     demo.add_argument("--profile", default=None, help="override the house-rules profile: 000..004")
-    demo.add_argument("--speed", default="1", help="1 = real time (default), N times, or 'max'")
+    demo.add_argument("--speed", type=speed, default=1.0, help=f"{SPEED_HELP} (default: 1)")
     demo.add_argument("--secrets", action="store_true", help="show hole and burn cards (surveillance view)")
     demo.set_defaults(func=cmd_demo)
 
@@ -55,7 +55,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from firmware_host.hil.recording import load
     from firmware_host.sim.broker import BrokerError, LocalMosquitto
 
-    factor = speed(args.speed)          # a bad --speed is refused before the broker starts
+    factor = args.speed
     with data.path(data.DEMO_SESSION) as session, tempfile.TemporaryDirectory(prefix="tablectl-demo-") as tmp:
         recording = load(session)
         broker = LocalMosquitto(tmp)
@@ -67,7 +67,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         try:
             print(f"Mosquitto on 127.0.0.1:{broker.port}; replaying {recording.duration:.0f} s of a session at "
                   f"table {recording.table} (house rules {args.profile or recording.profile}) at speed "
-                  f"{args.speed}", flush=True)
+                  f"{'max' if factor is None else f'{factor:g}'}", flush=True)
             viewer = _session(broker.port, recording, args, factor, tmp)
         finally:
             broker.stop()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from firmware_host.cli.common import Parsers, corpus, open_cameras, speed
+from firmware_host.cli.common import SPEED_HELP, Parsers, corpus, open_cameras, speed
 
 if TYPE_CHECKING:
     from firmware_host.events import Event
@@ -26,7 +26,7 @@ def register(parsers: Parsers) -> None:
 
     rep = commands.add_parser("replay", help="replay a recording through the drivers into the engine")
     rep.add_argument("recording", help="a recording directory (docs/recording.md)")
-    rep.add_argument("--speed", default="max", help="'max' (as fast as possible), 1 (real time) or N times")
+    rep.add_argument("--speed", type=speed, default=None, help=f"{SPEED_HELP} (default: max)")
     rep.add_argument("--events-out", help="write the events as JSON lines (the MQTT payloads)")
     rep.add_argument("--broker", help="publish for real through the controller service: mqtt://HOST[:PORT]")
     rep.add_argument("--profile", help="override the recording's house profile")
@@ -101,7 +101,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _replay_to_broker(recording, args, on_event)
     long = len(recording.lines) > 2000 and sys.stderr.isatty()
     with Replay(recording, profile=args.profile) as run:
-        run.run(speed=speed(args.speed), on_event=on_event, on_progress=progress if long or args.progress else None)
+        run.run(speed=args.speed, on_event=on_event, on_progress=progress if long or args.progress else None)
         events = run.events
     if out:
         out.close()
@@ -131,7 +131,7 @@ def _replay_to_broker(recording: Recording, args: argparse.Namespace, on_event: 
         with Replay(recording, profile=args.profile) as replay:
             try:
                 service.start()
-                service.feed_from(replay.stream(speed(args.speed)))
+                service.feed_from(replay.stream(args.speed))
                 service.run(until_source_ends=True)
                 left = len(service.outbox)
             finally:

@@ -12,43 +12,47 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from firmware_host.cli.common import Parsers, open_cameras, percentile
+from firmware_host.cli.common import SPEED_HELP, Parsers, open_cameras, percentile, speed
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
     from multiprocessing.synchronize import Event as ProcessEvent
 
     from firmware_host.events import Event
+    from firmware_host.hil.recording import Recording
     from firmware_host.mqtt.subscriber import Message, Subscriber
     from firmware_host.observations import Observation
     from firmware_host.service.config import Config
     from firmware_host.service.devices import Devices
+
+log = logging.getLogger(__name__)
 
 
 def register(parsers: Parsers) -> None:
     run = parsers.commands.add_parser("run", help="run the table controller: observations -> engine -> MQTT")
     run.add_argument("--config", required=True,
                      help="TOML config (example: hardware/mosquitto/table.example.toml, firmware_host/data/mosquitto)")
-    run.add_argument("--source", default="demo", choices=["demo"], help="observation source (default: demo)")
-    run.add_argument("--devices", default=None, metavar="TABLE_PROFILE",
-                     help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, "
-                          "console")
+    source = run.add_mutually_exclusive_group(required=True)    # where the observations come from: say it
+    source.add_argument("--source", default=None, choices=["demo"],
+                        help="the built-in demo session (simulated: birth and status say so)")
+    source.add_argument("--devices", default=None, metavar="TABLE_PROFILE",
+                        help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, "
+                             "console")
     run.add_argument("--decks", default=None, help="with --devices: the deck registry directory")
     run.add_argument("--shoe", default="/dev/ttyACM0", help="with --devices: the shoe's serial port")
     run.add_argument("--camera", action="append", default=[], metavar="NAME=INDEX",
                      help="with --devices: a chip camera (V4L2 device INDEX) calibrated as NAME; repeat per camera")
     run.add_argument("--calibration", default=".", metavar="DIR",
                      help="with --camera: where camera-NAME-table.json and camera-NAME-chips.json are")
-    run.add_argument("--recording", default=None,
-                     help="replay this recording through the drivers as the source (docs/recording.md)")
-    run.add_argument("--speed", type=float, default=10.0, help="demo pace, x real time (0: flat out)")
+    source.add_argument("--recording", default=None,
+                        help="replay this recording through the drivers as the source (docs/recording.md; simulated)")
+    run.add_argument("--speed", type=speed, default=10.0, help=f"the source's pace: {SPEED_HELP} (default: 10)")
     run.add_argument("--loops", type=int, default=1, help="play the demo session N times")
     run.add_argument("--exit-at-end", action="store_true",
                      help="exit once the source has ended and the outbox is drained")
     run.add_argument("--print", dest="print_events", action="store_true", help="print events readably")
     run.add_argument("--secrets", action="store_true", help="with --print: show hole and burn cards")
     run.add_argument("--events-out", default=None, help="append every payload sent, as JSON lines, to FILE")
-    run.add_argument("--log-level", default="WARNING")
     run.set_defaults(func=cmd_run)
 
     mqtt = parsers.bench.add_parser("mqtt", help="observation-to-subscriber latency, throughput, 200 tables at once")
@@ -63,11 +67,18 @@ def register(parsers: Parsers) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from firmware_host.cli.display import describe
+    from firmware_host.hil.recording import load
+    from firmware_host.rules.profile import resolve_profile
     from firmware_host.service.config import load_config
     from firmware_host.service.service import Service, demo_source
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = load_config(args.config)  # a ConfigError is main's one line and exit 2
+    config = load_config(args.config)  # a ConfigError (a RecordingError below) is main's one line and exit 2
+    recording = load(args.recording) if args.recording else None
+    profile = None
+    if recording is not None:          # the table it was recorded at: its house rules and smallest chip
+        profile = resolve_profile(recording.profile)
+        if profile.id != config.profile:
+            log.warning("the recording's house profile %s applies, not the config's %s", profile.id, config.profile)
     out = open(args.events_out, "a", encoding="utf-8") if args.events_out else None
     lock = threading.Lock()
 
@@ -91,8 +102,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if args.devices:
             devices = _open_devices(args)
-        service = Service(config, on_payload=on_payload if out else None,
-                          on_event=on_event if (args.print_events or devices) else None)
+        kind = "devices" if devices is not None else "recording" if args.recording else "demo"
+        service = Service(config, on_payload=on_payload if out else None, profile=profile,
+                          on_event=on_event if (args.print_events or devices) else None, source=kind,
+                          chip_unit=recording.chip_unit if recording else None)
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         if devices is not None:
@@ -102,10 +115,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         service.start()
         if devices is not None:
             service.feed_from(devices.observations(stop.is_set))
-        elif args.recording:
-            service.feed_from(_recording_source(args.recording, args.speed, service.source_done))
+        elif recording is not None:
+            service.feed_from(_recording_source(recording, args.speed, service.source_done))
         else:
-            service.feed_from(demo_source(args.speed, args.loops, skip=service.source_done))
+            service.feed_from(demo_source(args.speed or 0, args.loops, skip=service.source_done))
         service.run(until_source_ends=args.exit_at_end, stop=stop)
     finally:
         left = service.close(drain=5.0)   # counted once the last acknowledgements are in (issue 14 item 7)
@@ -113,6 +126,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             devices.close()
         if out:
             out.close()
+    if service.source_error:     # a damaged recording, a device source that broke: not a clean run
+        print(f"error: the observation source failed: {service.source_error}", file=sys.stderr)
+        return 1
     if left:
         print(f"{left} message(s) still in the outbox {config.outbox_path}: they are sent on the next start",
               file=sys.stderr)
@@ -147,13 +163,12 @@ def _open_devices(args: argparse.Namespace) -> Devices:
         raise
 
 
-def _recording_source(path: str, speed: float, skip: int) -> Iterator[Observation]:
-    """A recording's observations through the drivers (paced at *speed*, 0: flat out), the first *skip* dropped."""
-    from firmware_host.hil.recording import load
+def _recording_source(recording: Recording, pace: float | None, skip: int) -> Iterator[Observation]:
+    """A recording's observations through the drivers (paced at *pace*, None: flat out), the first *skip* dropped."""
     from firmware_host.hil.replay import Replay
 
-    with Replay(load(path)) as replay:
-        for n, obs in enumerate(replay.stream(speed or None), 1):
+    with Replay(recording) as replay:
+        for n, obs in enumerate(replay.stream(pace), 1):
             if n > skip:
                 yield obs
 

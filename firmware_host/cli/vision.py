@@ -59,7 +59,7 @@ def _read(path: str | Path) -> np.ndarray:
     import cv2
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
-        raise SystemExit(f"error: cannot read image {path}")
+        raise FileNotFoundError(f"cannot read image {path}")
     return image
 
 

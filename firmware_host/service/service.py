@@ -83,13 +83,22 @@ def _is_observation(value: object) -> TypeGuard[Observation]:
     return isinstance(value, tuple(obs_mod.OBSERVATION_TYPES.values()))
 
 
+SOURCES = ("devices", "recording", "demo")
+"""Where a controller's observations come from: only ``devices`` is a real table; the others say
+``simulated`` in ``birth`` and ``status`` (issue 14 item 10)."""
+
+
 class Service:
     """The running controller of one table. Use :meth:`start`, then :meth:`run` or :meth:`handle`; :meth:`close`."""
 
     def __init__(self, config: Config, *, profile: Profile | None = None, boot: str | None = None,
                  on_payload: Callable[[str, JsonObject], None] | None = None,
-                 on_event: Callable[[Event], None] | None = None) -> None:
+                 on_event: Callable[[Event], None] | None = None, source: str = "demo",
+                 chip_unit: int | None = None) -> None:
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}, not {source!r}")
         self.config = config
+        self.source = source
         self.profile = profile or resolve_profile(config.profile)
         self.boot = boot or uuid.uuid4().hex[:16]
         self.topics = Topics(config.table)
@@ -103,6 +112,8 @@ class Service:
         self._alarm = False
         self._alarms: set[str] = set()     # raised by the publisher (publish-refused)
         self._left = 0
+        self.source_error = ""
+        """What broke the observation source, if it did (the run then exits non-zero)."""
         self._last_t = 0.0
         self._closed = False
         self.journal = Journal(config.journal_path, config.table)
@@ -111,7 +122,7 @@ class Service:
         except BaseException:
             self.journal.close()
             raise
-        self.engine = HandEngine(self.profile, config.table)
+        self.engine = HandEngine(self.profile, config.table, chip_unit=chip_unit)
         self.view = PublicView()
         self.gate = CommandGate(config.table, config.command_key, window=config.command_window,
                                 use_txn=self.journal.use_txn, limits=command_limits(self.profile))
@@ -147,7 +158,8 @@ class Service:
     def _birth(self) -> JsonObject:
         return {"software": SOFTWARE, "contract_version": CONTRACT_VERSION, "event_schema": "pokertable.event",
                 "event_schema_version": 1, "profile": self.profile.id, "session": self.journal.session,
-                "started": round(self._started, 3), "hardware": self.config.hardware}
+                "started": round(self._started, 3), "hardware": self.config.hardware, "source": self.source,
+                "simulated": self.source != "devices"}
 
     # -- the loop ---------------------------------------------------------------
     def feed_from(self, source: Iterable[object]) -> threading.Thread:
@@ -180,6 +192,7 @@ class Service:
                 self.command(*item)
             elif kind is _Item.SOURCE_ERROR:
                 self.counters["source_errors"] += 1
+                self.source_error = bounded(str(item) or type(item).__name__, 300)
                 self._alarm_irregularity("source-failed", f"the observation source failed: {item}")
             elif kind is _Item.END and until_source_ends:
                 self.drain(drain_timeout)
@@ -260,11 +273,11 @@ class Service:
 
     def _status_payload(self, status: str, reason: str) -> str:
         return self._payload("status", self.topics.status, seq=self._status_seq.next(), status=status, reason=reason,
-                             alarms=self._alarm_names())
+                             alarms=self._alarm_names(), source=self.source)
 
     def _status_will(self) -> str:
         return self._payload("status", self.topics.status, seq=self._status_seq.will(), status="offline",
-                             reason="connection lost", alarms=self._alarm_names())
+                             reason="connection lost", alarms=self._alarm_names(), source=self.source)
 
     def _alarm_names(self) -> list[str]:
         return sorted(self._alarms | ({"outbox-filling"} if self._alarm else set()))
