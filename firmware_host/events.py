@@ -21,6 +21,8 @@ class Event:
 
     KIND: ClassVar[str] = "event"
     SECRET: ClassVar[bool] = False
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
+    """Fields left out of the payload when empty (added to the contract without changing older events)."""
 
     table: str
     hand: int
@@ -31,6 +33,9 @@ class Event:
         """The JSON payload: schema, version, kind, then the fields."""
         body: dict[str, Any] = {"schema": SCHEMA, "version": SCHEMA_VERSION, "kind": self.KIND}
         body.update(_plain(dataclasses.asdict(self)))
+        for name in self.OPTIONAL:
+            if not body[name]:
+                del body[name]
         return body
 
     def to_json(self) -> str:
@@ -180,12 +185,15 @@ class IrregularityResolved(Event):
     """The irregularity on hold was resolved: by whom, how, and what it did."""
 
     KIND: ClassVar[str] = "irregularity-resolved"
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"board"})
     irregularity: str
     rule: str
     by: str
     decision: str
     effect: str
     cards: tuple[str, ...] = ()
+    board: tuple[str, ...] = ()
+    """The board after the resolution, when it changed it (a four-card flop, a card returned): public."""
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,78 @@ def test_bad_options_are_named_with_their_choices():
         assert "DEBUG, INFO, WARNING, ERROR" in command.format_help(), command.prog
     done = tablectl("--version")
     assert done.returncode == 0 and done.stdout.startswith("tablectl 0.")
+
+
+def test_sigterm_and_ctrl_c_leave_no_broker_and_no_temp_directory(tmp_path):
+    """Issue 14 item 14: SIGTERM to `tablectl demo` once left its Mosquitto running with its temp
+    directory; Ctrl-C printed a traceback. Both now stop the broker, remove the directory, print one line."""
+    import os
+    import signal
+    import socket
+    import time
+
+    for sig, code in ((signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 130)):
+        env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "demo", "--speed", "1"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = proc.stdout.readline()
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", first).group(1))
+        assert list(tmp_path.glob("tablectl-demo-*"))          # the broker's directory exists...
+        time.sleep(1)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == code, err
+        assert "Traceback" not in err and err.strip().count("\n") == 0, err
+        assert not list(tmp_path.glob("tablectl-demo-*"))      # ...and is gone, with the broker
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_no_broker_and_no_port_are_said_at_once(tmp_path):
+    """Issue 14 item 15: `replay --broker` to a broker that is not there once retried on; `calibrate deck`
+    on a port that is not there waited 60 s and listed 52 missing cards. Both: one line, exit 2, at once."""
+    import time
+
+    from firmware_host.sim.broker import free_port
+
+    recording = str(Path(__file__).parent / "recordings" / "heads-up")
+    started = time.monotonic()
+    done = tablectl("replay", recording, "--broker", f"mqtt://127.0.0.1:{free_port()}", "--broker-wait", "2")
+    assert done.returncode == 2 and "no broker reachable" in done.stderr and "nothing replayed" in done.stderr
+    assert time.monotonic() - started < 20
+    started = time.monotonic()
+    done = tablectl("calibrate", "deck", "--port", "/dev/ttyNOPE", "--deck", "d1", "--back", "blue",
+                    "--dir", str(tmp_path))
+    assert done.returncode == 2 and "cannot open the shoe's serial port" in done.stderr, done.stderr
+    assert "missing" not in done.stdout and time.monotonic() - started < 20
+
+
+def test_phh_verify_shows_its_progress_on_a_terminal_only():
+    """Issue 14 item 17: `phh verify` was 47 s silent on a terminal. A bar on a terminal; none in a pipe."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    hands = str(Path(__file__).parent / "data" / "pluribus.phhs.gz")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))     # a terminal's size
+    proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "phh", "verify", "--limit", "50", hands],
+                            stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    out, _ = proc.communicate(timeout=120)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.returncode == 0 and out.strip().endswith("agree: 50/50")
+    assert b"50/50" in seen and b"hands" in seen           # the bar, on the terminal
+    piped = tablectl("phh", "verify", "--limit", "50", hands)
+    assert piped.returncode == 0 and "hands" not in piped.stderr  # nothing when stderr is not a terminal

@@ -402,3 +402,28 @@ def test_a_hostile_command_gets_a_bounded_error_and_the_table_runs_on(tmp_path, 
         runner.join(10)
         service.close()
         sub.close()
+
+
+def test_what_a_ruling_makes_public_is_shown():
+    """Issue 14 item 16: after a four-card flop the floor's ruling puts the fourth card on the board: the
+    public resolution names it (no XX), the state's board is the corrected flop, the demo prints it."""
+    from pathlib import Path
+
+    from firmware_host.cli.display import describe
+    from firmware_host.events import IrregularityResolved
+    from firmware_host.hil.recording import load
+    from firmware_host.hil.replay import Replay
+
+    with Replay(load(Path(__file__).parent / "recordings" / "four-card-flop")) as replay:
+        events = replay.run()
+    view = PublicView()
+    for event in events:
+        body = view.apply(event)
+        if isinstance(event, IrregularityResolved) and event.irregularity == "four-card-flop":
+            assert len(event.board) == 3 and set(event.board) < set(event.cards)
+            assert "XX" not in body["effect"] and body["board"] == list(event.board)
+            assert view.state["board"] == list(event.board)
+            assert describe(event).endswith("BOARD NOW " + " ".join(event.board))
+            break
+    else:
+        raise AssertionError("no four-card-flop ruling in the recording")

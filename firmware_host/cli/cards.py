@@ -62,6 +62,8 @@ def _names(stream: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 def cmd_calibrate_deck(args: argparse.Namespace) -> int:
+    import serial
+
     from calibration.deck import Deck, DeckError, Registry, check_deck_id, load_decks
     from drivers.shoe import Shoe
 
@@ -86,6 +88,11 @@ def cmd_calibrate_deck(args: argparse.Namespace) -> int:
     reads: list[tuple[str, str | None]] = []      # (card as named or expected, UID or None if unreadable)
     problems: list[str] = []
     names = _names(sys.stdin) if args.named else None
+    try:                                      # a port that is not there is said at once, not after 52 cards
+        serial.serial_for_url(args.port, baudrate=args.baud).close()
+    except (serial.SerialException, ValueError) as exc:
+        print(f"error: --port {args.port}: cannot open the shoe's serial port ({exc})", file=err)
+        return 2
     with Shoe(args.port, Registry(), baudrate=args.baud) as shoe:
         for index in range(52):
             if names is not None:

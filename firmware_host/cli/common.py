@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from firmware_host.rules.profile import Profile, resolve_profile
 
 if TYPE_CHECKING:
+    from tqdm import tqdm
+
     from firmware_host.vision.feed import CameraFeed
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -46,6 +49,12 @@ def speed(text: str) -> float | None:
     if not 0 < factor < float("inf"):
         raise argparse.ArgumentTypeError(f"must be 'max' (as fast as possible) or a positive number, not {text!r}")
     return factor
+
+
+def progress(total: int, unit: str, force: bool = False) -> tqdm[Any]:
+    """A progress bar on stderr (tqdm): shown on a terminal, or anywhere with *force*; silent otherwise."""
+    from tqdm import tqdm
+    return tqdm(total=total, unit=f" {unit}", file=sys.stderr, disable=False if force else None, leave=True)
 
 
 def profile(name: str) -> Profile:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
 from typing import TYPE_CHECKING
@@ -56,6 +57,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from firmware_host.sim.broker import BrokerError, LocalMosquitto
 
     factor = args.speed
+    signal.signal(signal.SIGTERM, _terminated)      # unwind: the broker stopped, its directory removed
     with data.path(data.DEMO_SESSION) as session, tempfile.TemporaryDirectory(prefix="tablectl-demo-") as tmp:
         recording = load(session)
         broker = LocalMosquitto(tmp)
@@ -78,6 +80,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM: leave through the ``finally`` blocks (Mosquitto stopped, temp directory removed), exit 143."""
+    print("terminated", file=sys.stderr)
+    raise SystemExit(128 + signum)
+
+
 def _session(port: int, recording: Recording, args: argparse.Namespace, factor: float | None, tmp: str) -> Viewer:
     """The controller service publishing the replayed *recording* to the broker on *port*, a viewer
     subscribed to the public events (all of them with ``--secrets``)."""
@@ -91,14 +99,16 @@ def _session(port: int, recording: Recording, args: argparse.Namespace, factor: 
     viewer = Viewer(args.secrets)
     with Subscriber(port, [topics.secure_event if args.secrets else topics.event],
                     client_id="tablectl-demo-viewer", on_message=viewer.show) as subscriber:
-        service = Service(local_config(recording.table, args.profile or recording.profile, "127.0.0.1", port, tmp))
-        try:
-            with Replay(recording) as replay:
+        service = Service(local_config(recording.table, args.profile or recording.profile, "127.0.0.1", port, tmp),
+                          source="recording", chip_unit=recording.chip_unit)
+        with Replay(recording) as replay:
+            try:
                 service.start()
                 service.feed_from(replay.stream(factor))
                 service.run(until_source_ends=True)
-            engine = service.engine
-            subscriber.wait_for(lambda _: viewer.has_seen(engine.seq if args.secrets else 1, engine.hand_number), 10)
-        finally:
-            service.close()
+                engine = service.engine
+                subscriber.wait_for(lambda _: viewer.has_seen(engine.seq if args.secrets else 1, engine.hand_number),
+                                    10)
+            finally:
+                service.close()          # before the replay closes: its source stops first
     return viewer

@@ -62,7 +62,8 @@ def describe(event: Event, *, show_secrets: bool = False) -> str:
             hold = "  -- HAND ON HOLD: " + " / ".join(event.options) if event.needs_floor else ""
             return head + f"!! {event.irregularity}{rule}: {event.procedure}{hold}"
         case IrregularityResolved():
-            return head + f"ok {event.irregularity} resolved by {event.by} ({event.decision}): {event.effect}"
+            board = f"  -- BOARD NOW {' '.join(event.board)}" if event.board else ""
+            return head + f"ok {event.irregularity} resolved by {event.by} ({event.decision}): {event.effect}{board}"
         case Notice():
             rule = f" [{event.rule}]" if event.rule else ""
             return head + f"-- {event.notice}{rule}: {event.text}"

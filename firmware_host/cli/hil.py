@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from firmware_host.cli.common import SPEED_HELP, Parsers, corpus, open_cameras, speed
+from firmware_host.cli.common import SPEED_HELP, Parsers, corpus, open_cameras, progress, speed
 
 if TYPE_CHECKING:
     from firmware_host.events import Event
@@ -29,6 +29,8 @@ def register(parsers: Parsers) -> None:
     rep.add_argument("--speed", type=speed, default=None, help=f"{SPEED_HELP} (default: max)")
     rep.add_argument("--events-out", help="write the events as JSON lines (the MQTT payloads)")
     rep.add_argument("--broker", help="publish for real through the controller service: mqtt://HOST[:PORT]")
+    rep.add_argument("--broker-wait", type=float, default=10.0, metavar="SECONDS",
+                     help="with --broker: give up (exit 2) if the broker cannot be reached within this (default 10)")
     rep.add_argument("--profile", help="override the recording's house profile")
     rep.add_argument("--quiet", action="store_true", help="no event lines, only the summary")
     rep.add_argument("--secrets", action="store_true", help="show hole and burn cards")
@@ -89,19 +91,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
 
-    def progress(done: int, total: int) -> None:
-        width = 40
-        filled = width * done // total
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} lines")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
     if args.broker:
         return _replay_to_broker(recording, args, on_event)
-    long = len(recording.lines) > 2000 and sys.stderr.isatty()
-    with Replay(recording, profile=args.profile) as run:
-        run.run(speed=args.speed, on_event=on_event, on_progress=progress if long or args.progress else None)
+    with Replay(recording, profile=args.profile) as run, \
+            progress(len(recording.lines), "lines", force=args.progress) as bar:
+
+        def advance(done: int, total: int) -> None:
+            bar.update(done - bar.n)
+
+        run.run(speed=args.speed, on_event=on_event, on_progress=advance)
         events = run.events
     if out:
         out.close()
@@ -127,10 +125,14 @@ def _replay_to_broker(recording: Recording, args: argparse.Namespace, on_event: 
         return 2
     with tempfile.TemporaryDirectory(prefix="tablectl-replay-") as tmp:
         config = local_config(recording.table, args.profile or recording.profile, url.hostname, url.port or 1883, tmp)
-        service = Service(config, on_event=on_event)
+        service = Service(config, on_event=on_event, source="recording", chip_unit=recording.chip_unit)
         with Replay(recording, profile=args.profile) as replay:
             try:
                 service.start()
+                if not service.publisher.connected.wait(args.broker_wait):
+                    print(f"error: --broker: no broker reachable at {args.broker} within {args.broker_wait:g} s "
+                          f"({service.publisher.last_error or 'no answer'}); nothing replayed", file=sys.stderr)
+                    return 2
                 service.feed_from(replay.stream(args.speed))
                 service.run(until_source_ends=True)
                 left = len(service.outbox)

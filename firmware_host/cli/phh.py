@@ -5,9 +5,10 @@ import argparse
 import gc
 import json
 import resource
+import sys
 import time
 
-from firmware_host.cli.common import Parsers, existing, pluribus, profile
+from firmware_host.cli.common import Parsers, existing, pluribus, profile, progress
 
 
 def register(parsers: Parsers) -> None:
@@ -34,14 +35,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     total = agree = odd = 0
     for path in [str(existing(f, "phh verify")) for f in args.files] or [pluribus()]:
         hands = load(path)[: args.limit] if args.limit else load(path)
-        for verdict in verify(enumerate(hands, 1), house):
-            total += 1
-            agree += verdict.agree
-            odd += verdict.odd_chip and verdict.agree
-            if not verdict.agree:
-                print(f"{path} hand {verdict.number}: DISAGREES: {verdict.detail}")
-            elif verdict.odd_chip and not args.quiet:
-                print(f"{path} hand {verdict.number}: agrees within one chip: {verdict.detail} (000 §20)")
+        with progress(len(hands), "hands") as bar:    # shown on a terminal only
+            for verdict in verify(enumerate(hands, 1), house):
+                bar.update()
+                total += 1
+                agree += verdict.agree
+                odd += verdict.odd_chip and verdict.agree
+                if not verdict.agree:
+                    bar.write(f"{path} hand {verdict.number}: DISAGREES: {verdict.detail}", file=sys.stdout)
+                elif verdict.odd_chip and not args.quiet:
+                    bar.write(f"{path} hand {verdict.number}: agrees within one chip: {verdict.detail} (000 §20)",
+                              file=sys.stdout)
     if odd:
         print(f"{odd} hand(s) split a pot with an odd chip: the record halves it; the table cannot, "
               f"so they agree when the odd chip went where profile {house.id} says and every stack "

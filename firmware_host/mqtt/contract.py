@@ -229,7 +229,8 @@ def event_body_schema(cls: type[ev.Event], *, secure: bool) -> JsonObject:
     required = ["schema", "version", "kind"]
     for f in dataclasses.fields(cls):
         props[f.name] = _json_type(hints[f.name], f.name, secure)
-        required.append(f.name)
+        if f.name not in cls.OPTIONAL:
+            required.append(f.name)
     props["t"] = {"type": "number"}
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 

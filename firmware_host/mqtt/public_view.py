@@ -8,7 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from firmware_host.events import ActionTaken, BoardDealt, Event, HandEnded, HandShown, HandStarted, PotAwarded
+from firmware_host.events import (
+    ActionTaken,
+    BoardDealt,
+    Event,
+    HandEnded,
+    HandShown,
+    HandStarted,
+    IrregularityResolved,
+    PotAwarded,
+)
 from firmware_host.mqtt.contract import CARD_RE, MASK, JsonObject
 
 MASKED_FIELDS = ("cards", "procedure", "procedure_fr", "effect", "rank", "text")
@@ -67,6 +76,9 @@ class PublicView:
                 s["pot"] = s.get("pot", 0) + sum(s.get("bets", {}).values())
                 s["bets"] = {k: 0 for k in s.get("bets", {})}
                 s.setdefault("board", []).extend(event.cards)
+            case IrregularityResolved() if event.board:     # the board the floor's ruling left (public)
+                self.public_cards.update(event.board)
+                s["board"] = list(event.board)
             case HandShown():
                 self.public_cards.update(event.cards)
                 s.setdefault("shown", {})[str(event.seat)] = list(event.cards)

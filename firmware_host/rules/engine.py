@@ -221,12 +221,15 @@ class HandEngine:
             if card not in hold.cards:
                 self.hold = hold
                 return self.report(t, "bad-resolution", f"{card} is not one of the four flop cards {hold.cards}")
-        self._resolved(hold, obs, apply(obs.decision, hand, hold, card))
+        before = tuple(hand.game.board)
+        effect = apply(obs.decision, hand, hold, card)
+        after = tuple(hand.game.board)
+        self._resolved(hold, obs, effect, board=after if after != before else ())
         self.release(Until.RULING)
 
-    def _resolved(self, hold: Hold, obs: Resolution, effect: str) -> None:
+    def _resolved(self, hold: Hold, obs: Resolution, effect: str, board: tuple[str, ...] = ()) -> None:
         self.emit(IrregularityResolved, obs.t, irregularity=hold.kind, rule=hold.rule, by=obs.by,
-                  decision=obs.decision, effect=effect, cards=hold.cards)
+                  decision=obs.decision, effect=effect, cards=hold.cards, board=board)
 
     def _press(self, obs: ConsolePress) -> None:
         """A console press: with a hand on hold, confirm applies the procedure and misdeal chooses it."""

@@ -171,6 +171,8 @@ class Service:
                         return
                     self._queue.put((_Item.OBSERVATION, obs))
             except Exception as exc:     # a broken source is an irregularity, not a crash
+                if self._closed:         # the source closed under it as the controller stopped
+                    return
                 log.exception("observation source failed")
                 self._queue.put((_Item.SOURCE_ERROR, exc))
             self._queue.put((_Item.END, None))
