@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gpiozero import LED, Button, Buzzer
 
 from firmware_host.configfile import Section
-from firmware_host.events import Event, HandEnded, Irregularity, IrregularityResolved
+from firmware_host.events import Event, HandEnded, Irregularity, IrregularityResolved, Notice
 from firmware_host.observations import ConsoleButton, ConsolePress
 
 if TYPE_CHECKING:
@@ -81,6 +81,14 @@ def alert_state(events: Iterable[Event], alert: bool = False) -> bool:
     return alert
 
 
+def paused_state(events: Iterable[Event], paused: bool = False) -> bool:
+    """Whether the TD has the table paused after *events*, starting from *paused* (pure)."""
+    for event in events:
+        if isinstance(event, Notice) and event.notice in ("table-paused", "table-resumed"):
+            paused = event.notice == "table-paused"
+    return paused
+
+
 class Console:
     """The dealer console. ``on_press`` receives each :class:`ConsolePress`."""
 
@@ -94,6 +102,7 @@ class Console:
         self._blink = blink            # False for replays: steady outputs, no timer threads
         self._devices: list[Any] = []         # gpiozero devices, closed in reverse order
         self.alert = False
+        self.paused = False            # the TD paused the table: the LED breathes slowly until resumed
         self.asking: frozenset[str] = frozenset()  # the zones the dealer is asked to look at
         self.chips_led: LED | None = None
         try:
@@ -124,8 +133,16 @@ class Console:
         self._on_press(ConsolePress(t, name))
 
     def show(self, events: Iterable[Event]) -> None:
-        """Update the LED and buzzer from the engine's events."""
+        """Update the LED and buzzer from the engine's events: a fast blink and beeps while an
+        irregularity waits for the floor; a slow blink (one beep) while the TD has the table paused."""
+        events = list(events)
         alert = alert_state(events, self.alert)
+        paused = paused_state(events, self.paused)
+        if paused != self.paused:
+            self.paused = paused
+            log.info("table %s by the TD", "paused" if paused else "resumed")
+            if not alert:
+                self._show_pause()
         if alert and not self.alert:
             log.info("irregularity: alert on")
             if self._blink:
@@ -135,9 +152,19 @@ class Console:
                 self.led.on()
                 self.buzzer.on()
         elif self.alert and not alert:
-            self.led.off()
             self.buzzer.off()
+            self._show_pause()
         self.alert = alert
+
+    def _show_pause(self) -> None:
+        """The LED as the pause wants it: a slow blink while paused (steady without blinking), else off."""
+        if not self.paused:
+            self.led.off()
+        elif self._blink:
+            self.led.blink(on_time=1.0, off_time=1.0)
+            self.buzzer.beep(on_time=0.3, off_time=0.3, n=1)
+        else:
+            self.led.on()
 
     def ask(self, zones: Iterable[str]) -> None:
         """Ask the dealer to look at the chips of *zones* (held still, not counted with confidence):

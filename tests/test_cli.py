@@ -186,3 +186,16 @@ def test_phh_verify_shows_its_progress_on_a_terminal_only():
     assert b"50/50" in seen and b"hands" in seen           # the bar, on the terminal
     piped = tablectl("phh", "verify", "--limit", "50", hands)
     assert piped.returncode == 0 and "hands" not in piped.stderr  # nothing when stderr is not a terminal
+
+
+def test_a_script_naming_a_seat_or_profile_that_is_not_there_is_refused(tmp_path):
+    """Issue 14 item 13: `fold 0` was accepted; `profile 009` passed simulate and crashed replay."""
+    head = "profile 000\nseat 1 a 1000\nseat 2 b 1000\nbutton 1\n"
+    for body, says in [("hand 1:50 2:100\nfold 0\n", "line 6: 'fold 0': seat '0' is not a seat of this table"),
+                       ("hand 1:50 11:100\n", "seat '11' is not a seat of this table (1..10)"),
+                       ("profile 009\n", "line 5: 'profile 009': profile: 009: neither a built-in profile")]:
+        script = tmp_path / "s.txt"
+        script.write_text(head + body)
+        done = tablectl("simulate", str(script), str(tmp_path / "out"))
+        assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert not (tmp_path / "out").exists()

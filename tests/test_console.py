@@ -79,3 +79,27 @@ def test_the_chips_led_pin_is_checked_with_the_others():
     table = {"console": {"alert_led": 20, "buzzer": 21, "chips_led": 16,
                          "buttons": {"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}}}
     assert load_console_pins(table).chips_led == 16
+
+
+def test_a_paused_table_starts_no_hand_and_the_console_shows_it(factory):
+    """Issue 13 item 8: the TD's pause (000 §1: the TD decides) holds play: the dealer's new-hand press
+    waits, the alert LED blinks slowly (one beep) until the TD resumes; then the hand starts."""
+    from firmware_host.events import HandStarted, Notice
+    from firmware_host.observations import Pause
+
+    table = Table({1: 10000, 2: 10000, 3: 10000}, button=3)
+    console = Console(PINS, lambda obs: console.show(table.feed(obs)), pin_factory=factory)
+    led, buzzer = factory.pin(20), factory.pin(21)
+    console.show(table.feed(Pause(table.tick(), True, "dinner break")))
+    assert console.paused and not console.alert
+    assert led.state or any(s for _, s in led.states)                  # blinking slowly
+    assert any(s for _, s in buzzer.states)                             # one beep
+    factory.pin(5).drive_low()                                          # the dealer presses new-hand
+    factory.pin(5).drive_high()
+    assert not any(isinstance(e, HandStarted) for e in table.events)    # no hand while paused
+    out = table.feed(Pause(table.tick(), False))
+    console.show(out)
+    assert [e.notice for e in out if isinstance(e, Notice)] == ["table-resumed"]
+    assert any(isinstance(e, HandStarted) for e in out)                 # the press, applied on resume
+    assert not console.paused and not led.state
+    console.close()

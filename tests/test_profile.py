@@ -115,13 +115,14 @@ def test_betting(profile_id, min_raise, short_raise):
     assert builtin_profile(profile_id).betting == BettingRules(min_raise=min_raise, short_raise=short_raise)
 
 
-@pytest.mark.parametrize("profile_id, new_player", [
-    ("000", "anywhere"), ("001", "anywhere"), ("002", "anywhere"),
-    ("003", "not-button-or-small-blind"),   # 003 art. 27
-    ("004", "anywhere"),
+@pytest.mark.parametrize("profile_id, new_player, button", [
+    ("000", "anywhere", "dead"), ("001", "anywhere", "dead"), ("002", "anywhere", "dead"),
+    ("003", "not-button-or-small-blind", "dead"),   # 003 art. 27; art. 80 "virtuellement"
+    ("004", "anywhere", "stays"),                   # 004 D.b
 ])
-def test_seating(profile_id, new_player):
-    assert builtin_profile(profile_id).seating == SeatingRules(dead_button=True, new_player=new_player)
+def test_seating(profile_id, new_player, button):
+    assert builtin_profile(profile_id).seating == SeatingRules(dead_button=True, new_player=new_player,
+                                                               button_when_small_blind_out=button)
 
 
 @pytest.mark.parametrize("profile_id, expected", [

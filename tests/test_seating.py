@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firmware_host.rules.profile import builtin_profile
 from firmware_host.rules.seating import Positions, SeatingError, SeatingRules, first_hand, next_hand, replay_hand
 
 TDA = SeatingRules(dead_button=True, new_player="anywhere")                     # 000, 001, 002, 004
@@ -110,12 +111,29 @@ def test_004_Da_big_blind_eliminated_same_dealer_twice():
 
 
 def test_004_Db_small_blind_eliminated_same_dealer_twice():
-    """004 D.b, 003 art. 80: the blinds move normally, the dealer stays with the same player, who deals twice."""
+    """003 art. 80 ("virtuellement"), 000 §32, 001: the blinds move normally, the button is dead on the
+    small blind's empty seat, and the player who had it deals twice."""
     p1 = after(START8, 2, n=8)
     assert (p1.small_blind, p1.big_blind) == (3, 4) and p1.button == 2 and 2 not in p1.dealt_in
     assert (START8.dealer, p1.dealer) == (1, 1) and "004 D.b" in p1.rules
     p2 = after(p1, n=8)
     assert blinds(p2) == (3, 4, 5) and p2.dealer == 3
+
+
+def test_004_Db_the_button_stays_in_front_of_the_same_player():
+    """004 D.b: "les boutons small blind et big blind sont déplacés normalement. Le bouton dealer reste
+    devant le même joueur qui distribuera deux fois de suite": the button is reported on seat 1, not on
+    the busted small blind's empty seat 2 (issue 13 item 5)."""
+    house = builtin_profile("004").seating
+    assert house.button_when_small_blind_out == "stays"
+    p1 = after(START8, 2, n=8, rules=house)
+    assert blinds(p1) == (1, 3, 4) and p1.dealer == 1 and 2 not in p1.dealt_in
+    p2 = after(p1, n=8, rules=house)
+    assert blinds(p2) == (3, 4, 5) and p2.dealer == 3
+    both = after(START8, 2, 3, n=8, rules=house)         # 004 D.c: both blinds out, the button moves on
+    assert blinds(both) == (2, None, 4)
+    for house_id in ("000", "001", "002", "003"):         # the others: a dead button on the empty seat
+        assert after(START8, 2, n=8, rules=builtin_profile(house_id).seating).button == 2, house_id
 
 
 def test_004_Dc_both_blinds_eliminated_same_dealer_three_hands():

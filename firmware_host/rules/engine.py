@@ -242,6 +242,9 @@ class HandEngine:
             if obs.button == "new-hand":
                 self.postponed.add(obs, Until.RULING)
                 return
+        elif self.paused:                 # the TD paused the table (000 §1): no press acts until resumed
+            self.postponed.add(obs, Until.RULING)
+            return
         PRESSES[obs.button](self, obs.t)
 
     # -- devices ---------------------------------------------------------

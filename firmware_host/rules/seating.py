@@ -18,9 +18,12 @@ it carries who still waits.
 >>> p = first_hand(range(1, 9), button=1, seat_count=8, rules=SeatingRules())
 >>> p.small_blind, p.big_blind, p.dealt_in
 (2, 3, (2, 3, 4, 5, 6, 7, 8, 1))
->>> q = next_hand(p, {1, 3, 4, 5, 6, 7, 8}, 8, SeatingRules())  # 004 D.b: the small blind is out
+>>> q = next_hand(p, {1, 3, 4, 5, 6, 7, 8}, 8, SeatingRules())  # 000 §32: the small blind is out
 >>> q.button, q.small_blind, q.big_blind, q.dealer, q.rules
 (2, 3, 4, 1, ('000 §32', '004 D.b', '003 art. 80', "001 'Déplacement du bouton'"))
+>>> r = next_hand(p, {1, 3, 4, 5, 6, 7, 8}, 8, SeatingRules(button_when_small_blind_out="stays"))  # 004 D.b
+>>> r.button, r.small_blind, r.big_blind, r.dealer
+(1, 3, 4, 1)
 """
 from __future__ import annotations
 
@@ -48,6 +51,13 @@ class SeatingRules:
         two players after it (004 'Nouveau tour' read alone); no house uses it.
         Players who have just sat down then never take the button or the small
         blind (else the big blind could stay on the same player).
+    button_when_small_blind_out
+        The small blind's player is gone, the next small blind is live.
+        ``"dead"``: the button moves to his empty seat, a dead button (000 §32,
+        001 'Déplacement du bouton', 003 art. 80 "virtuellement");
+        ``"stays"``: "le bouton dealer reste devant le même joueur qui distribuera
+        deux fois de suite" (004 D.b). When both blinds are gone the button goes
+        to the small blind's empty seat either way (004 D.c, 001).
     new_player
         ``"not-button-or-small-blind"``: a player who has just sat down may not
         be dealt in on the button or in the small blind (003 art. 27);
@@ -58,6 +68,7 @@ class SeatingRules:
 
     dead_button: bool = True
     new_player: NewPlayerRule = "not-button-or-small-blind"
+    button_when_small_blind_out: Literal["dead", "stays"] = "dead"
 
 
 @dataclass(frozen=True)
@@ -173,6 +184,9 @@ def _dead_button(prev: Positions, seats: frozenset[int], n: int, rules: SeatingR
     if inside:                            # forced in above: the last of them takes the button
         button = inside[-1]
     live_small = small if small in dealt else None
+    if (rules.button_when_small_blind_out == "stays" and button not in dealt and live_small is not None
+            and prev.button in dealt):    # 004 D.b: the button stays in front of the same player
+        button = prev.button
     cited += _dead_cases(prev, live_small is None, button not in dealt)
     return Positions(button, live_small, big, _order(dealt, button, n), _order(waiting, button, n), False,
                      tuple(cited), None if live_small is not None else small)

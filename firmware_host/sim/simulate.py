@@ -23,6 +23,7 @@ from calibration.readers import parse_readers
 from drivers.console import load_console_pins
 from drivers.emulated.shoe import FAULTS, T_ACK, T_DRAW, T_FAULT, T_HEARTBEAT, T_HELLO, draw_body, frame
 from firmware_host import data as package_data
+from firmware_host.configfile import ConfigError
 from firmware_host.hil.recording import Recording, merge
 from firmware_host.observations import (
     DECK,
@@ -182,7 +183,18 @@ class Simulator:
             self.t += STEP
         return self.recording()
 
+    def seat(self, text: str) -> int:
+        """A seat number of the script, checked against the house profile's seats."""
+        seats = resolve_profile(self.profile).seats
+        if not text.isdigit() or not 1 <= int(text) <= seats:
+            raise ScriptError(f"seat {text!r} is not a seat of this table (1..{seats})")
+        return int(text)
+
     def do_profile(self, profile: str) -> None:
+        try:
+            resolve_profile(profile)          # a profile replay could not load is refused here
+        except ConfigError as exc:
+            raise ScriptError(f"profile: {exc}") from None
         self.profile = profile
         if self.film:
             self.film.colours = self._colours()
@@ -198,17 +210,17 @@ class Simulator:
         self.film.add_camera(name)
 
     def do_seat(self, seat: str, name: str, stack: str) -> None:
-        self._hall(SeatPresence(round(self.t, 4), int(seat), True, player=name, stack=int(stack)))
+        self._hall(SeatPresence(round(self.t, 4), self.seat(seat), True, player=name, stack=int(stack)))
 
     def do_leave(self, seat: str) -> None:
-        self._hall(SeatPresence(round(self.t, 4), int(seat), False))
+        self._hall(SeatPresence(round(self.t, 4), self.seat(seat), False))
 
     def do_level(self, small: str, big: str, *rest: str) -> None:
         extra = dict(zip(rest[::2], map(int, rest[1::2])))
         self._hall(SetLevel(round(self.t, 4), int(small), int(big), extra.get("ante", 0), extra.get("bba", 0)))
 
     def do_button(self, seat: str) -> None:
-        self._hall(MoveButton(round(self.t, 4), int(seat)))
+        self._hall(MoveButton(round(self.t, 4), self.seat(seat)))
 
     def do_hand(self, *posted: str) -> None:
         """A new hand; ``posted`` the blinds already in the bet zones, e.g. ``1:50 2:100``."""
@@ -221,8 +233,9 @@ class Simulator:
                 self._change(zone, set())
         chip_set = sorted(self.film.colours) if self.film else CHIP_SET
         for entry in posted:
-            seat, amount = map(int, entry.split(":"))
-            self.bets[seat] = {value: count for value, count in breakdown(amount, chip_set)}
+            where, amount = entry.split(":")
+            seat = self.seat(where)
+            self.bets[seat] = {value: count for value, count in breakdown(int(amount), chip_set)}
         self.press("new-hand")
         if self.film and self.bets:
             self.t += 0.1
@@ -236,7 +249,7 @@ class Simulator:
             self._film([(zone, {zone: {}}) for zone in zones], True)
 
     def do_deal(self, *holes: str) -> None:
-        pairs = [(int(seat), cards) for seat, cards in (h.split(":") for h in holes)]
+        pairs = [(self.seat(seat), cards) for seat, cards in (h.split(":") for h in holes)]
         for k in (0, 2):
             for seat, cards in pairs:
                 card = cards[k:k + 2]
@@ -256,7 +269,7 @@ class Simulator:
         self.leave(zone, self.uid[card])
 
     def do_push(self, seat: str, *chips: str) -> None:
-        zone = self.bets.setdefault(int(seat), {})
+        zone = self.bets.setdefault(self.seat(seat), {})
         for chip in chips:
             value, _, count = chip.partition("x")
             zone[int(value)] = zone.get(int(value), 0) + int(count or 1)
@@ -279,7 +292,7 @@ class Simulator:
             self._film(swept, True)
 
     def do_fold(self, seat: str) -> None:
-        for card in self.holes.get(int(seat), []):
+        for card in self.holes.get(self.seat(seat), []):
             self.leave(f"seat:{seat}", self.uid[card])
             self.arrive("muck", self.uid[card])
 
