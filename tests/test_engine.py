@@ -162,6 +162,27 @@ def test_000_20_odd_chip_to_first_seat_left_of_the_button():
     assert sum(table.final().values()) == 15000
 
 
+def test_000_20_odd_chips_among_four_winners_go_one_by_one_from_the_left_of_the_button():
+    """000 §20A (issue 13 item 6): the board plays for four; the small blind's 50 folded in makes a pot of
+    450, 100 each and two odd chips of 25: seats 1 and 2 (first left of the button 5) take one each.
+    pokerkit gave both to seat 1 (150, 100, 100, 100)."""
+    table = Table({1: 5000, 2: 5000, 3: 5000, 4: 5000, 5: 5000}, button=5, blinds=(50, 100))
+    table.new_hand()
+    table.deal({1: "2c3d", 2: "4c5d", 3: "6c7d", 4: "8c2d", 5: "3c4d"})
+    table.push(3, 100), table.push(4, 100), table.push(5, 100)
+    table.fold(1)
+    table.confirm()
+    for street, cards in (("flop", "AsKsQs"), ("turn", "Js"), ("river", "Ts")):
+        table.board(street, cards)
+        for _ in range(4):
+            table.confirm()
+    table.confirm()                                       # showdown: the hands are tabled
+    (award,) = table.awards()
+    assert award.amount == 450 and award.winners == (2, 3, 4, 5)
+    assert award.amounts == (125, 125, 100, 100) and award.odd_chip_rule == "000 §20A"
+    assert sum(table.final().values()) == 25000
+
+
 def test_004_bb_odd_chip_stays_in_the_pot_for_the_next_hand():
     """004 B.b: the odd chip is left in the pot for the next hand."""
     table = _tie("004")

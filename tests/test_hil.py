@@ -71,6 +71,8 @@ def _holds(expect: str, events) -> bool:
         return any(isinstance(e, HandEnded) and e.voided for e in events)
     if kind == "pot":
         return any(isinstance(e, PotAwarded) and int(args[0]) in e.winners for e in events)
+    if kind == "award":                  # a pot's shares, winners in position order
+        return any(isinstance(e, PotAwarded) and e.amounts == tuple(map(int, args)) for e in events)
     if kind == "shown":
         return any(isinstance(e, HandShown) and e.seat == int(args[0]) for e in events)
     if kind == "action":

@@ -9,6 +9,8 @@ carried from the last hand join the main pot (004 B.b) and the events are told.
 >>> won = award(pushed, carried=50, unit=25)
 >>> won.pot.amounts, won.share, won.carried
 ((125, 125), 25, 50)
+>>> spread_odd_chips((175, 100, 100, 100), unit=25)   # pokerkit gave the three odd chips to the first
+(125, 125, 125, 100)
 """
 from __future__ import annotations
 
@@ -33,12 +35,27 @@ class Award:
     carried: int      # chips carried to the next pot after this one
 
 
+def spread_odd_chips(amounts: tuple[int, ...], unit: int) -> tuple[int, ...]:
+    """A split pot's shares (winners in position order, first left of the button) with its odd chips
+    given one by one from the left of the button (000 §20A, the TDA practice with three or more winners);
+    pokerkit gives them all to the first winner."""
+    if len(amounts) < 3:
+        return amounts
+    share = min(amounts)
+    extra = sum(amounts) - share * len(amounts)
+    chips = extra // unit
+    spread = [share + (unit if k < chips else 0) for k in range(len(amounts))]
+    spread[0] += extra - chips * unit            # never more than what pokerkit pushed
+    return tuple(spread)
+
+
 def award(pushed: PotResult, carried: int, unit: int) -> Award:
     """Add the *carried* chips to the main pot, split in whole chips of *unit*; carry on what is left.
 
-    The odd chips pokerkit withheld from *pushed* (004 B.b) are carried on too.
+    The odd chips pokerkit withheld from *pushed* (004 B.b) are carried on too; those it gave to the
+    first winner are spread one by one from the left of the button (:func:`spread_odd_chips`).
     """
-    amounts, share, carried_in = pushed.amounts, 0, 0
+    amounts, share, carried_in = spread_odd_chips(pushed.amounts, unit), 0, 0
     if pushed.pot == 0 and carried:
         carried_in = carried
         share, carried = odd_chip_divmod(unit, False)(carried_in, len(amounts))
