@@ -1,4 +1,6 @@
 """Each irregularity: triggered at the table, the rule of each house, the procedure, the state after resolution."""
+from pathlib import Path
+
 import pytest
 
 from firmware_host import events as ev
@@ -432,3 +434,31 @@ def test_camera_face_up_is_nothing_without_cards_or_once_the_betting_is_over():
     assert table.engine.hand is not None and table.engine.hand.game.actor is None   # showdown
     table.feed(CardExposed(table.tick(), "seat:1"))        # cards shown at showdown
     assert table.irregularities() == []
+
+
+HOUSES = ("000", "001", "002", "003", "004")
+
+
+@pytest.mark.parametrize("house", HOUSES)
+def test_every_irregularity_of_every_scenario_cites_the_active_house_in_french_and_english(tmp_path, house):
+    """Issue 13 item 4: every scenario of tests/scenarios played under each house; every irregularity
+    cites a rule of that house or says "house N is silent", and states the procedure in French and in
+    English (seen before: house 000 citing "003 art. 76", an empty procedure_fr)."""
+    import re
+
+    from firmware_host.hil.recording import load
+    from firmware_host.hil.replay import replay
+    from firmware_host.sim.simulate import simulate
+
+    seen = 0
+    for script in sorted((Path(__file__).parent / "scenarios").glob("*.txt")):
+        text = re.sub(r"^profile \d{3}$", f"profile {house}", script.read_text(), flags=re.M)
+        recording = simulate(text if "\nprofile " in f"\n{text}" else f"profile {house}\n{text}")
+        events = replay(load(recording.save(tmp_path / script.stem)))
+        for e in events:
+            if isinstance(e, ev.Irregularity):
+                seen += 1
+                where = (script.stem, e.irregularity, e.rule)
+                assert e.rule.startswith(house) or f"(house {house} is silent)" in e.rule, where
+                assert e.procedure.strip() and e.procedure_fr.strip(), where
+    assert seen > 30

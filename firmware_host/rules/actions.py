@@ -114,7 +114,7 @@ def fold(engine: Table, hand: Hand, seat: int, obs: CardEntered) -> None:
         game.fold()
     except GameError as exc:
         hand.cards.read(obs.card, f"seat:{seat}")   # still the seat's card
-        return engine.report(obs.t, "fold-refused", f"seat {seat}: {exc}", rule="000 §58", seats=(seat,))
+        return engine.report(obs.t, "fold-refused", f"seat {seat}: {exc}", seats=(seat,))
     hand.actions.count += 1
     engine.emit(ActionTaken, obs.t, seat=seat, action="fold", street=street, total=0, added=0, rule="000 §3",
                 reason="cards reached the muck")

@@ -143,9 +143,9 @@ def _to_board(engine: Table, hand: Hand, obs: CardEntered) -> None:
         return engine.irregular(obs.t, checks.premature(hand, engine.profile, obs))
     due = _DUE.get(len(game.board))
     if street != due or not (game.expects_burn or game.board_count_expected):
-        return engine.report(obs.t, "card-to-wrong-board-spot",
-                             f"{obs.card} read on the {street} spot; the {due or 'board is complete'}",
-                             rule="003 art. 76", cards=(obs.card,))
+        where = f"the {due} is due" if due else "the board is complete"
+        return engine.report(obs.t, "card-to-wrong-board-spot", f"{obs.card} read on the {street} spot, but {where}: "
+                             "the dealer puts it where it belongs", cards=(obs.card,))
     if game.expects_burn:
         finding = checks.missed_burn(street, obs.card, engine.profile)
         engine.irregular(obs.t, finding)

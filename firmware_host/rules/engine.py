@@ -45,7 +45,7 @@ from firmware_host.rules import actions, dealing, lifecycle
 from firmware_host.rules.checks import Finding
 from firmware_host.rules.hand import Hand
 from firmware_host.rules.holds import VOIDING, Hold, Postponed, Until, apply, random_pick, void_effect
-from firmware_host.rules.irregularities import procedure
+from firmware_host.rules.irregularities import procedure, report_procedure
 from firmware_host.rules.lineup import Lineup
 from firmware_host.rules.profile import Level, Profile
 
@@ -149,9 +149,12 @@ class HandEngine:
 
     def report(self, t: float, kind: str, procedure: str, *, rule: str = "", seats: tuple[int, ...] = (),
                cards: tuple[str, ...] = ()) -> None:
-        """An irregularity outside the catalogue (mostly an observation refused): *procedure* says what to do."""
-        self.emit(Irregularity, t, irregularity=kind, rule=rule, seats=seats, procedure=procedure, cards=cards,
-                  substantial_action=self.substantial_action)
+        """An irregularity outside the catalogue (mostly an observation refused): *procedure* says what to do
+        (in English); the rule of the active house and the French come from :func:`report_procedure`
+        (*rule*, when given, is already the active house's: a hold's)."""
+        proc = report_procedure(kind, self.profile)
+        self.emit(Irregularity, t, irregularity=kind, rule=rule or proc.rule, seats=seats, procedure=procedure,
+                  cards=cards, substantial_action=self.substantial_action, procedure_fr=proc.fr)
 
     def irregular(self, t: float, finding: Finding) -> None:
         """Report *finding* with the active house's rule and procedure; hold the hand if the floor must rule."""

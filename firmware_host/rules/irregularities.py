@@ -146,7 +146,7 @@ def procedure(kind: str, profile: Profile, variant: str | None = None, *,
     entry = entries.get(variant) if variant else None
     entry = entry or entries.get(profile.id) or entries["*"]
     rule, fr, en, options = entry
-    if profile.id not in entries and not rule.startswith(profile.id):
+    if not rule.startswith(profile.id):      # another house's rule (a variant, or the TDA's) applies here
         rule += f" (house {profile.id} is silent)"
     return Procedure(rule, fr, en, options)
 
@@ -158,3 +158,81 @@ def after_substantial_action(profile: Profile) -> Procedure:
 
 
 KINDS = tuple(_CATALOGUE)
+
+
+# -- reports: what the engine refuses or cannot place, outside the catalogue above ------------------
+
+_TD = "000 §1"      # the TD decides, in the interest of fairness: where no rule of the house applies
+
+# kind -> {house id or "*": (rule, what to do in French)}; the English is the engine's own detail.
+_REPORTS: dict[str, dict[str, tuple[str, str]]] = {
+    "chips-without-hand": {"*": (_TD, "Jetons dans une zone de mise entre deux coups : le croupier les rend au "
+                                      "joueur avant le coup suivant.")},
+    "chips-from-seat-not-in-hand": {"*": (_TD, "Jetons poussés par un siège qui n'a pas de main vivante : le "
+                                               "croupier les rend au joueur.")},
+    "declaration-without-hand": {"*": (_TD, "Annonce d'un siège sans main vivante : elle est sans effet.")},
+    "chips-unreadable": {"*": (_TD, "La caméra ne peut pas lire ces jetons : le croupier étale la mise et "
+                                    "confirme le montant.")},
+    "push-refused": {"*": (_TD, "Mise impossible à ce montant : le croupier rend la différence au joueur et "
+                                "lui indique le montant permis.")},
+    "fold-refused": {"000": ("000 §58", "Passe refusée : le joueur qui n'a pas de mise à suivre peut checker ; "
+                                        "le croupier rend les cartes au joueur.")},
+    "card-without-hand": {"*": (_TD, "Carte lue entre deux coups : le croupier la remet avec le paquet.")},
+    "hole-card-refused": {"*": (_TD, "Carte refusée pour ce siège : le croupier vérifie la donne et appelle le "
+                                     "floor si nécessaire.")},
+    "card-to-wrong-board-spot": {
+        "003": ("003 art. 76", "Carte posée au mauvais emplacement du tableau : le croupier la replace selon "
+                               "l'art. 76 (carte brûlée ou ouverte comme il l'indique)."),
+        "*": (_TD, "Carte posée au mauvais emplacement du tableau : le croupier la place à l'emplacement dû, "
+                   "ou appelle le floor."),
+    },
+    "board-refused": {"*": (_TD, "Carte du tableau refusée : le croupier vérifie le tableau et appelle le floor.")},
+    "pause-unchanged": {"*": (_TD, "La table est déjà dans cet état : rien ne change.")},
+    "no-such-hand": {"*": (_TD, "Ce coup n'est pas en cours : la décision du directeur ne peut pas "
+                                "s'appliquer ; vérifier le numéro du coup.")},
+    "nothing-to-resolve": {"*": (_TD, "Aucune irrégularité en attente : rien à trancher.")},
+    "bad-resolution": {"*": (_TD, "Cette décision ne règle pas l'irrégularité en attente : choisir une des "
+                                  "options proposées.")},
+    "device-fault": {"*": (_TD, "Panne d'un appareil de la table : vérifier l'appareil ; le coup ne continue "
+                                "que lorsque le croupier confirme que chaque carte a été lue.")},
+    "unknown-seat": {"*": (_TD, "Ce siège n'existe pas à cette table : vérifier le placement.")},
+    "seat-change-during-hand": {"*": (_TD, "Le siège est dans le coup : placer le joueur après le coup.")},
+    "player-left": {
+        "004": ("004 F.b", "Le joueur a quitté la table avec une main vivante : sa main est morte, les jetons "
+                           "déjà misés restent au pot."),
+        "*": ("000 §31", "Le joueur a quitté la table avec une main vivante : sa main est morte, les jetons "
+                         "déjà misés restent au pot."),
+    },
+    "button-move-during-hand": {"*": (_TD, "Le bouton ne se déplace qu'entre deux coups.")},
+    "button-on-empty-seat": {"*": (_TD, "Le bouton ne peut être placé que devant un joueur : refaire le tirage.")},
+    "hand-in-progress": {"*": (_TD, "Le coup en cours n'est pas terminé : le finir avant d'en commencer un autre.")},
+    "cannot-start-hand": {"*": (_TD, "Le coup ne peut pas commencer : vérifier les joueurs assis et leurs tapis.")},
+    "no-button": {"*": (_TD, "Placer d'abord le bouton (tirage au sort du bouton).")},
+    "no-hand": {"*": (_TD, "Aucun coup en cours : la touche est sans effet.")},
+    "misdeal-after-substantial-action": {
+        "003": ("003 art. 77", "Une action a déjà été couverte deux fois : pas de maldonne, le coup continue."),
+        "*": ("000 §35D", "Action substantielle : pas de maldonne, le coup continue."),
+    },
+    "misdeal": {
+        "002": ("002 C.2", _MISDEAL[0]),
+        "003": ("003 art. 77", _MISDEAL[0]),
+        "*": ("000 §35C", _MISDEAL[0]),
+    },
+    "floor-called": {"*": (_TD, "Le croupier a appelé le floor : le jeu attend sa décision.")},
+    "confirm-facing-bet": {"*": (_TD, "Le joueur fait face à une mise : des jetons dans la zone pour suivre ou "
+                                      "relancer, ses cartes au muck pour passer.")},
+    "nothing-to-confirm": {"*": (_TD, "Rien à confirmer : la table attend l'action indiquée.")},
+}
+
+
+def report_procedure(kind: str, profile: Profile) -> Procedure:
+    """The rule (of the active house, or the TDA's saying the house is silent) and the French procedure of
+    a report: something the engine refused or could not place (``device-fault:<fault>`` shares one entry)."""
+    entries = _REPORTS[kind.split(":", 1)[0]]
+    rule, fr = entries.get(profile.id) or entries.get("*") or next(iter(entries.values()))
+    if not rule.startswith(profile.id):
+        rule += f" (house {profile.id} is silent)"
+    return Procedure(rule, fr, "")
+
+
+REPORTS = tuple(_REPORTS)

@@ -36,7 +36,7 @@ def seat_presence(engine: Table, obs: SeatPresence) -> None:
         lineup.players[obs.seat] = Player(obs.player, obs.stack, new=lineup.previous is not None)
     elif hand is not None and obs.seat in hand.game.in_hand:
         engine.report(obs.t, "player-left", f"seat {obs.seat} left the table with a live hand: "
-                      "the hand is dead, chips already in the pot are lost", rule="004 F.b", seats=(obs.seat,))
+                      "the hand is dead, chips already in the pot are lost", seats=(obs.seat,))
     else:
         lineup.players.pop(obs.seat, None)
 
@@ -103,8 +103,8 @@ def misdeal(engine: Table, t: float) -> None:
         return engine.report(t, "no-hand", "no hand to declare a misdeal on")
     if engine.substantial_action:
         return engine.report(t, "misdeal-after-substantial-action",
-                             "substantial action has occurred: no misdeal, the hand continues", rule="000 §35D")
-    engine.report(t, "misdeal", "all cards back, same button, same blinds: the hand is replayed", rule="000 §35C")
+                             "substantial action has occurred: no misdeal, the hand continues")
+    engine.report(t, "misdeal", "all cards back, same button, same blinds: the hand is replayed")
     engine.end_hand(t, voided=True)
 
 
