@@ -127,9 +127,9 @@ def test_seating(profile_id, new_player, button):
 
 @pytest.mark.parametrize("profile_id, expected", [
     # 000 §35, §37, §68, §39
-    ("000", Irregularities("misdeal", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)),
+    ("000", Irregularities("replace-with-burn", "live-penalty", "tda-rp5", "board-stands", "may-receive", False)),
     # 001 'Annonce de sa main'
-    ("001", Irregularities("misdeal", "dead", "tda-rp5", "board-stands", "may-receive", False)),
+    ("001", Irregularities("replace-with-burn", "dead", "tda-rp5", "board-stands", "may-receive", False)),
     # 002 C.1-C.3, C.6
     ("002", Irregularities("replace-with-burn", "dead", "discard", "board-stands", "misdeal", True)),
     # 003 art. 48, 76, 77

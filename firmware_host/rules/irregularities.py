@@ -28,6 +28,10 @@ _MISDEAL = ("Maldonne : les cartes sont ramassées, le coup est redistribué à 
             "(même bouton, mêmes blindes).",
             "Misdeal: the cards are gathered and the hand is re-dealt as an exact replay "
             "(same button, same blinds).")
+_REPLACED = ("La carte retournée est remplacée par la carte qui aurait dû être brûlée ; la remplaçante est "
+             "donnée en dernier au joueur ; la carte retournée sert de carte brûlée du flop.",
+             "The exposed card is replaced by the card that would have been burned; the replacement goes "
+             "to the player last; the exposed card is the flop's burn card.")
 _CONTINUE = ("Action substantielle : pas de maldonne, le coup continue.",
              "Substantial action has occurred: no misdeal, the hand continues.")
 
@@ -69,11 +73,10 @@ _CATALOGUE: dict[str, dict[str, _Entry]] = {
         "*": ("000 §35A5", *_MISDEAL, ("misdeal",)),
     },
     "exposed-card-replaced": {
-        "*": ("002 C.2",
-              "La carte retournée est remplacée par la carte qui aurait dû être brûlée ; la remplaçante est "
-              "donnée en dernier au joueur ; la carte retournée sert de carte brûlée du flop.",
-              "The exposed card is replaced by the card that would have been burned; the replacement goes "
-              "to the player last; the exposed card is the flop's burn card.", ("replace",)),
+        "002": ("002 C.2", *_REPLACED, ("replace",)),
+        "000": ("000 §35A5: no misdeal (neither one of the first two cards nor two cards); the replacement is "
+                "TDA practice, house 000 is silent on it", *_REPLACED, ("replace",)),
+        "*": ("000 §35A5: no misdeal; the replacement is TDA practice", *_REPLACED, ("replace",)),
     },
     "player-exposed-cards": {
         "001": ("001 'Annonce de sa main'", "Le joueur qui montre ses cartes à un joueur en jeu voit sa main "

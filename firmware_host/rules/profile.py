@@ -94,10 +94,11 @@ class Irregularities:
 
     exposed_card
         One hole card exposed by dealer error during the deal.
-        ``"misdeal"``: the hand is redealt (000 §35A5, 003 art. 77, 004 H.a);
+        ``"misdeal"``: the hand is redealt (003 art. 77, 004 H.a);
         ``"replace-with-burn"``: the player gets the next card, dealt last, and
-        the exposed card becomes the burn card of the flop (002 C.2). In every
-        house the first or second card dealt, or two exposed cards, is a misdeal.
+        the exposed card becomes the burn card of the flop (002 C.2; 000 §35A5
+        makes no misdeal of it, the TDA practice replaces it). In every house
+        the first or second card dealt, or two exposed cards, is a misdeal.
     own_exposure
         A player shows his own cards while the action is open.
         ``"live-penalty"``: the hand stays live, a penalty may follow (000 §68, 004 H.b);
