@@ -472,3 +472,21 @@ def test_every_irregularity_of_every_scenario_cites_the_active_house_in_french_a
                 assert e.rule.startswith(house) or f"(house {house} is silent)" in e.rule, where
                 assert e.procedure.strip() and e.procedure_fr.strip(), where
     assert seen >= 20                        # the corpus does reach the irregularities
+
+
+def test_the_tds_notices_cite_the_active_house_or_say_it_is_silent():
+    """Issue 13 items 4 and 8: the TD's pause and void cite 000 §1 (the TD decides), saying the other
+    houses are silent; the voided hand returns every bet and says why."""
+    from firmware_host.observations import Pause, VoidHand
+    for house in ("000", "003"):
+        table = three_handed(house)
+        table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+        table.push(3, 300)
+        out = table.feed(VoidHand(table.tick(), 1, "wrong deck in play"))
+        out += table.feed(Pause(table.tick(), True, "dinner"))
+        notices = {e.notice: e for e in out if isinstance(e, ev.Notice)}
+        rule = "000 §1" if house == "000" else "000 §1 (house 003 is silent)"
+        assert {n.rule for n in notices.values()} == {rule}
+        assert "wrong deck in play" in notices["hand-voided"].text
+        ended = [e for e in out if isinstance(e, ev.HandEnded)][-1]
+        assert ended.voided and sorted(ended.stacks) == [10000, 10000, 10000]

@@ -167,7 +167,10 @@ class HandEngine:
             self.hold = Hold(finding.kind, proc.rule, proc.options, finding.seats, finding.cards)
 
     def notice(self, t: float, kind: str, text: str, rule: str = "") -> None:
-        """Something to know that is not an irregularity (a :class:`~firmware_host.events.Notice`)."""
+        """Something to know that is not an irregularity (a :class:`~firmware_host.events.Notice`); a rule
+        of another house (the TDA's) says the active house is silent."""
+        if rule and not rule.startswith(self.profile.id):
+            rule += f" (house {self.profile.id} is silent)"
         self.emit(Notice, t, notice=kind, text=text, rule=rule)
 
     def end_hand(self, t: float, *, voided: bool = False) -> None:
