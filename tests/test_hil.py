@@ -121,3 +121,21 @@ def test_replay_is_the_same_at_any_speed():
     fast = [e.to_json() for e in run(path)]
     timed = [e.to_json() for e in run(path, speed=400)]
     assert fast == timed
+
+
+def test_script_verbs_for_a_dealers_corrections_make_the_observations_the_hardware_would():
+    """Issue 13 item 9: `handback` (chips given back from a bet zone: the camera's count falls) and
+    `restub` (a card taken off a zone and put back on the stub: its reader loses it; it is drawn again)."""
+    from firmware_host.observations import CardEntered, CardLeft, ChipsInZone
+
+    text = ("profile 000\nseat 1 Ana 10000\nseat 2 Bob 10000\nseat 3 Chloe 10000\nlevel 50 100\nbutton 3\n"
+            "hand 1:50 2:100\ndeal 1:AsAd 2:KsKd 3:QsQd\npush 3 500 100x2\nhandback 3 500\n"
+            "draw 7c\nto board:flop 7c\nrestub board:flop 7c\ndraw 7c\nto board:flop 7c\n")
+    with Replay(simulate(text)) as replay:
+        observations = list(replay.stream(None))
+    counts = [o.amount for o in observations if isinstance(o, ChipsInZone) and o.zone == "bet:3"]
+    assert counts[-2:] == [700, 200]
+    path = [(type(o).__name__, getattr(o, "zone", "")) for o in observations
+            if isinstance(o, (CardEntered, CardLeft)) and getattr(o, "card", "") == "7c"]
+    assert path == [("CardEntered", "shoe"), ("CardEntered", "board:flop"), ("CardLeft", "board:flop"),
+                    ("CardEntered", "shoe"), ("CardEntered", "board:flop")]

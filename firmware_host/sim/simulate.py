@@ -278,6 +278,27 @@ class Simulator:
         else:
             self.chips(int(seat))
 
+    def do_handback(self, seat: str, *chips: str) -> None:
+        """The dealer hands these chips back from the seat's bet zone (a string bet corrected, change)."""
+        zone = self.bets.setdefault(self.seat(seat), {})
+        for chip in chips:
+            value, _, count = chip.partition("x")
+            left = zone.get(int(value), 0) - int(count or 1)
+            if left < 0:
+                raise ScriptError(f"handback: seat {seat} has not {chip} in its bet zone")
+            zone[int(value)] = left
+            if not left:
+                del zone[int(value)]
+        if self.film:
+            self._film([(f"bet:{seat}", {f"bet:{seat}": dict(zone)})], False)
+        else:
+            self.chips(int(seat))
+
+    def do_restub(self, zone: str, card: str) -> None:
+        """The dealer takes the card off *zone* and puts it back on top of the stub (003 art. 76): its reader
+        no longer sees it, and no reader sees the stub; it may be drawn again."""
+        self.leave(zone, self.uid[card])
+
     def do_sweep(self) -> None:
         swept = []
         for seat in [s for s, zone in self.bets.items() if zone]:
@@ -441,6 +462,8 @@ VERBS: dict[str, Callable[..., None]] = {
     "to": Simulator.do_to,
     "take": Simulator.do_take,
     "push": Simulator.do_push,
+    "handback": Simulator.do_handback,
+    "restub": Simulator.do_restub,
     "sweep": Simulator.do_sweep,
     "fold": Simulator.do_fold,
     "burn": Simulator.do_burn,
