@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from firmware_host.events import (
+    BoardDealt,
     HandEnded,
     HandShown,
     HandStarted,
@@ -73,6 +74,10 @@ def _holds(expect: str, events) -> bool:
         return any(isinstance(e, PotAwarded) and int(args[0]) in e.winners for e in events)
     if kind == "award":                  # a pot's shares, winners in position order
         return any(isinstance(e, PotAwarded) and e.amounts == tuple(map(int, args)) for e in events)
+    if kind == "burned":                 # burned STREET CARD
+        return any(e.KIND == "card-burned" and (e.street, e.card) == (args[0], args[1]) for e in events)
+    if kind == "board":                  # board CARDS: a hand's whole board, as dealt (after any ruling)
+        return args[0] in _boards(events)
     if kind == "shown":
         return any(isinstance(e, HandShown) and e.seat == int(args[0]) for e in events)
     if kind == "action":
@@ -91,6 +96,17 @@ def _holds(expect: str, events) -> bool:
                         "sb": started.small_blind_seat if started.small_blind_seat else "none"}[k]) == v
                    for k, v in checks.items())
     raise AssertionError(f"unknown expectation {expect!r}")
+
+
+def _boards(events) -> set[str]:
+    """Each hand's board, from its BoardDealt events and the rulings that corrected it."""
+    boards: dict[int, list[str]] = {}
+    for e in events:
+        if isinstance(e, BoardDealt):
+            boards.setdefault(e.hand, []).extend(e.cards)
+        elif isinstance(e, IrregularityResolved) and e.board:
+            boards[e.hand] = list(e.board)
+    return {"".join(cards) for cards in boards.values()}
 
 
 @pytest.mark.parametrize("script", SCENARIOS, ids=lambda p: p.stem)

@@ -278,16 +278,74 @@ def test_premature_flop_before_any_action(profile, kind, rule, option):
         assert table.irregularities()[-1].irregularity == "duplicate-card"
 
 
-def test_premature_turn_after_action_003_the_card_becomes_the_burn():
+def _burned(table):
+    return [(e.street, e.card) for e in table.events if isinstance(e, ev.CardBurned)]
+
+
+def test_premature_turn_003_art_76_each_step_as_written():
+    """003 art. 76: 'On remet la carte brûlée sur le dessus du Talon, on brûle la carte ouverte, puis on
+    prend la troisième carte à partir du bas du Talon, qui devient la carte du Turn.'"""
     table = _to_the_flop("003")
     table.push(1, 100)                      # seat 1 bets; seat 2 still to act
+    card(table, "burn", "3h")               # burned early: nothing exposed, no irregularity
+    assert table.irregularities() == []
+    card(table, "shoe", "Jh")
     card(table, "board:turn", "Jh")
     (irr,) = table.irregularities()
-    assert (irr.irregularity, irr.rule) == ("premature-card", "003 art. 76") and irr.seats == (2,)
+    assert (irr.irregularity, irr.rule, irr.options) == ("premature-card", "003 art. 76", ("burn-for-turn",))
+    assert irr.seats == (2,) and "troisième carte à partir du bas du talon" in irr.procedure_fr
     table.confirm()
+    (done,) = resolved(table)
+    assert done.effect.startswith("3h back on top of the stub; Jh is the turn's burn card")
+    card(table, "burn", "Jh")               # the dealer moves the opened card to the burn spot at once
     table.push(2, 100), table.push(3, 100)
-    table.board("turn", "5s", burn="Jh")    # the premature card is burned; the turn is another card
-    assert [e.cards for e in table.events if isinstance(e, ev.BoardDealt)][-1] == ("5s",)
+    table.sweep()
+    card(table, "shoe", "5s")
+    card(table, "board:turn", "5s")         # the turn, without a new burn
+    assert _burned(table)[-1] == ("turn", "Jh") and table.engine.hand.game.board[-1] == "5s"
+    table.confirm(), table.confirm(), table.confirm()
+    table.board("river", "4d", burn="3h")   # the burn card put back on the stub is the river's burn
+    assert _burned(table)[-1] == ("river", "3h")
+    assert len(table.irregularities()) == 1     # one incident, one confirmation
+
+
+def test_premature_river_003_art_76_the_opened_card_is_out_and_the_river_burned_again():
+    """003 art. 76: 'On remet la carte brûlée sur le dessus du Talon, on brûle la carte ouverte, une fois
+    les enchères au Turn terminées, on brûle la première carte du Talon, on ouvre la suivante.'"""
+    table = _to_the_flop("003")
+    table.confirm(), table.confirm(), table.confirm()
+    table.board("turn", "5s", burn="3h")
+    table.push(1, 200)
+    card(table, "burn", "6d")
+    card(table, "board:river", "Kh")
+    (irr,) = table.irregularities()
+    assert (irr.rule, irr.options) == ("003 art. 76", ("burn-for-river",))
+    table.confirm()
+    card(table, "burn", "Kh")               # the opened card goes to the burn pile: out of play, no duplicate
+    table.push(2, 200), table.push(3, 200)
+    table.board("river", "2c", burn="6d")
+    assert _burned(table)[-1] == ("river", "6d") and table.engine.hand.game.board == ("7c", "8c", "9c", "5s", "2c")
+    assert len(table.irregularities()) == 1
+
+
+def test_premature_flop_spread_is_one_incident_tda_rp5():
+    """000 §39 (TDA RP-5): the three cards spread too early are one premature flop, one ruling."""
+    table = three_handed("000")
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 300)
+    card(table, "burn", "2d")
+    for c in ("7c", "8c", "9c"):
+        card(table, "shoe", c)
+        card(table, "board:flop", c)
+    (irr,) = table.irregularities()
+    table.confirm()
+    assert resolved(table)[0].cards == ("7c", "8c", "9c")
+    table.push(1, 300), table.push(2, 200)
+    table.sweep()
+    for c in ("9c", "8c", "7c"):            # reshuffled into the stub: dealt again, without a new burn
+        card(table, "shoe", c)
+        card(table, "board:flop", c)
+    assert _burned(table) == [("flop", "2d")] and len(table.irregularities()) == 1
 
 
 # -- missed and extra burns: 003 art. 76, 002 C.3 -------------------------------------------------
@@ -303,6 +361,25 @@ def test_missed_burn_003_the_first_card_becomes_the_burn():
     assert (irr.irregularity, irr.rule, irr.needs_floor) == ("missed-burn", "003 art. 76", False)
     assert [e.card for e in table.events if isinstance(e, ev.CardBurned)] == ["7c"]
     assert table.engine.hand.game.board == ("8c", "9c", "Tc")
+
+
+@pytest.mark.parametrize("street, before", [("turn", ("7c", "8c", "9c")), ("river", ("7c", "8c", "9c", "5s"))])
+def test_missed_burn_003_the_opened_card_moved_to_the_burn_spot(street, before):
+    """003 art. 76: 'Turn (River) sans avoir brûlé une carte avant. On la brûle puis on ouvre la suivante.'
+    The dealer moves the card to the burn spot: no duplicate card, nothing held."""
+    table = _to_the_flop("003")
+    table.confirm(), table.confirm(), table.confirm()
+    if street == "river":
+        table.board("turn", "5s", burn="3h")
+        table.confirm(), table.confirm(), table.confirm()
+    card(table, "shoe", "Kh")
+    card(table, f"board:{street}", "Kh")
+    card(table, "burn", "Kh")
+    card(table, "shoe", "2c")
+    card(table, f"board:{street}", "2c")
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, table.engine.on_hold) == ("missed-burn", "003 art. 76", None)
+    assert _burned(table)[-1] == (street, "Kh") and table.engine.hand.game.board == (*before, "2c")
 
 
 def test_missed_burn_000_the_board_stands():

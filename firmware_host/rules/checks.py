@@ -120,17 +120,32 @@ def read_elsewhere(seat: int, card: str, zone: str) -> Finding:
 
 # -- the board -----------------------------------------------------------------------------------
 
+DUE = {0: "flop", 3: "turn", 4: "river"}
+"""Board cards dealt -> the street due."""
+
+
 def premature(hand: Hand, profile: Profile, obs: CardEntered) -> Finding:
-    """A board or burn card while the betting round is open (003 art. 76, TDA RP-5, 002 C.3)."""
+    """A board card while the betting round is open (003 art. 76, TDA RP-5, 002 C.3).
+
+    003 art. 76 has one procedure per street: its variant is ``art-76`` (the flop),
+    ``art-76-turn`` or ``art-76-river``.
+    """
     game = hand.game
-    variant = profile.irregularities.premature_card
+    variant: str = profile.irregularities.premature_card
     before_action = game.street == "preflop" and hand.actions.count == 0
     if before_action and variant == "art-76" and hand.actions.substantial(profile.substantial_action):
         before_action = False
+    street = DUE.get(len(game.board), "river")
+    if variant == "art-76" and street != "flop":
+        variant = f"art-76-{street}"
     actor = game.actor
     return Finding("premature-flop-before-action" if before_action else "premature-card",
                    f"{obs.card} read in {obs.zone} while seat {actor} still has to act",
                    seats=(actor,) if actor is not None else (), cards=(obs.card,), variant=variant)
+
+
+PREMATURE = frozenset({"premature-card", "premature-flop-before-action"})
+"""Kinds held for premature board cards: the other cards the dealer opens meanwhile join the incident."""
 
 
 def four_card_flop(hand: Hand, street: str, card: str) -> Finding | None:

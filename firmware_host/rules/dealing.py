@@ -6,10 +6,19 @@ Handlers of the engine, through its :class:`~.table.Table` protocol. Where a car
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from firmware_host.events import BoardDealt, CardBurned, HoleCardDealt
-from firmware_host.observations import CardEntered, CardExposed, CardLeft, ForeignCard, WrongBackCard, zone_seat
+from firmware_host.observations import (
+    CardEntered,
+    CardExposed,
+    CardLeft,
+    ForeignCard,
+    Observation,
+    WrongBackCard,
+    zone_seat,
+)
 from firmware_host.rules import actions, checks, pots
 from firmware_host.rules.card_path import SPOTS, Place, place_of
 from firmware_host.rules.game import GameError
@@ -20,7 +29,7 @@ if TYPE_CHECKING:
     from firmware_host.rules.table import Table
 
 BOARD_SIZES = {"flop": 3, "turn": 1, "river": 1}
-_DUE = {0: "flop", 3: "turn", 4: "river"}          # board cards dealt -> the street due
+_DUE = checks.DUE
 
 
 def card_entered(engine: Table, obs: CardEntered) -> None:
@@ -67,6 +76,21 @@ def card_exposed(engine: Table, obs: CardExposed) -> None:
         engine.irregular(obs.t, checks.shown_face_up(seat, obs.card))
 
 
+def joins_hold(engine: Table, obs: Observation) -> bool:
+    """A board card opened while premature cards hold the hand joins that incident: one ruling covers
+    every card the dealer opened too early (003 art. 76, 000 §39, 002 C.3)."""
+    hold, hand = engine.hold, engine.hand
+    if hold is None or hand is None or hold.kind not in checks.PREMATURE or not isinstance(obs, CardEntered):
+        return False
+    place = place_of(obs.zone)
+    if place not in (Place.SHOE, Place.BOARD) or not hand.cards.may_enter(obs.card, place):
+        return False
+    hand.cards.read(obs.card, obs.zone)          # drawn for the board, or opened on it
+    if place is Place.BOARD:
+        engine.hold = replace(hold, cards=(*hold.cards, obs.card))
+    return True
+
+
 # -- by zone -------------------------------------------------------------------------------------
 
 def _drawn(engine: Table, hand: Hand, obs: CardEntered) -> None:
@@ -110,21 +134,38 @@ def _to_seat(engine: Table, hand: Hand, obs: CardEntered) -> None:
 
 
 def _burned(engine: Table, hand: Hand, obs: CardEntered) -> None:
-    """A card on the burn spot."""
-    if not hand.cards.may_enter(obs.card, Place.BURN):
+    """A card on the burn spot: the street's burn, or one burned early, kept for the next street.
+
+    A burn before the betting ends exposes nothing: it burns the next street. A card the floor's
+    ruling burned, or put out of play, reaching the burn spot is the dealer carrying it out.
+    """
+    card, board = obs.card, hand.board
+    spot = hand.cards.where(card)
+    if card in board.burned_elsewhere or (spot is not None and spot.place is Place.DEAD):
+        board.burned_elsewhere.discard(card)      # 003 art. 76: already counted; a dead card joins the burn pile
+        return
+    if not hand.cards.may_enter(card, Place.BURN):
         return _seen_again(engine, hand, obs)
     game = hand.game
     if actions.deal_incomplete(engine, hand, obs):
         return
-    if game.actor is not None and not actions.close_round(engine, hand, obs.t):
-        return engine.irregular(obs.t, checks.premature(hand, engine.profile, obs))
-    if not game.expects_burn:      # 002 C.3: the card goes back on the stub, the next street's burn
-        hand.cards.to_stub(obs.card)
-        return engine.irregular(obs.t, checks.extra_burn(obs.card))
-    street = ("flop", "turn", "river")[len(game.board) and len(game.board) - 2]
-    game.burn(obs.card)
-    hand.cards.read(obs.card, obs.zone)
-    engine.emit(CardBurned, obs.t, street=street, card=obs.card)
+    round_open = game.actor is not None and not actions.close_round(engine, hand, obs.t)
+    if board.burn_ready is not None or not (round_open or game.expects_burn):
+        hand.cards.to_stub(card)       # 002 C.3: the card goes back on the stub, the next street's burn
+        return engine.irregular(obs.t, checks.extra_burn(card))
+    hand.cards.read(card, obs.zone)
+    board.burn_ready = card
+    if not round_open:
+        _burn_ready(engine, hand, obs.t)
+
+
+def _burn_ready(engine: Table, hand: Hand, t: float) -> None:
+    """Burn the card on the burn spot for the street due."""
+    game, card = hand.game, hand.board.burn_ready
+    hand.board.burn_ready = None
+    street = _DUE[len(game.board)]
+    game.burn(card)
+    engine.emit(CardBurned, t, street=street, card=card)
 
 
 def _to_board(engine: Table, hand: Hand, obs: CardEntered) -> None:
@@ -146,12 +187,15 @@ def _to_board(engine: Table, hand: Hand, obs: CardEntered) -> None:
         where = f"the {due} is due" if due else "the board is complete"
         return engine.report(obs.t, "card-to-wrong-board-spot", f"{obs.card} read on the {street} spot, but {where}: "
                              "the dealer puts it where it belongs", cards=(obs.card,))
-    if game.expects_burn:
+    if game.expects_burn and hand.board.burn_ready is not None:      # burned before the betting ended
+        _burn_ready(engine, hand, obs.t)
+    elif game.expects_burn:
         finding = checks.missed_burn(street, obs.card, engine.profile)
         engine.irregular(obs.t, finding)
         if finding.variant == "art-76":          # 003 art. 76: the card opened unburnt becomes the burn card
             game.burn(obs.card)
             hand.cards.read(obs.card, Place.BURN.value)
+            hand.board.burned_elsewhere.add(obs.card)       # the dealer moves it to the burn spot
             return engine.emit(CardBurned, obs.t, street=street, card=obs.card)
         game.burn(None)
     waiting = hand.board.waiting

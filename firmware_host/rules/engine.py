@@ -132,6 +132,8 @@ class HandEngine:
         """Apply *obs* now, or postpone it while the hand is on hold or the table paused."""
         handler, waits = ROUTES[type(obs)]
         if waits and (self.hold is not None or self.paused):
+            if dealing.joins_hold(self, obs):
+                return
             self.postponed.add(obs, Until.RULING)    # nothing is lost: it is applied once the floor has ruled
             return
         handler(self, obs)

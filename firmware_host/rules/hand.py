@@ -25,10 +25,14 @@ class Deal:
 
 @dataclass
 class Board:
-    """Board cards read on a street's spot, not yet the whole street; the action count at the flop."""
+    """Board cards read on a street's spot, not yet the whole street; the action count at the flop;
+    the card on the burn spot that will burn the next street; cards counted as burned that still lie
+    where they were opened (003 art. 76: the dealer moves them to the burn spot)."""
 
     waiting: list[str] = field(default_factory=list)
     flop_actions: int | None = None
+    burn_ready: str | None = None
+    burned_elsewhere: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -109,6 +109,35 @@ def _return_card(hand: Hand, hold: Hold, card: str) -> str:
     return f"{' '.join(hold.cards)} back in the stub, reshuffled; dealt again without a new burn"
 
 
+def _restub_burn(hand: Hand) -> str:
+    """The card burned early goes back on top of the stub (003 art. 76); what was done, for people."""
+    burn, hand.board.burn_ready = hand.board.burn_ready, None
+    if burn is None:
+        return ""
+    hand.cards.to_stub(burn)
+    return f"{burn} back on top of the stub; "
+
+
+def _burn_for_turn(hand: Hand, hold: Hold, card: str) -> str:
+    opened, *others = hold.cards
+    done = _restub_burn(hand)
+    for c in others:
+        hand.cards.to_stub(c)
+    hand.cards.hold_for_burn(opened)
+    return (f"{done}{opened} is the turn's burn card; once the flop's betting is over, the third card from the "
+            "bottom of the stub is opened as the turn, without a new burn")
+
+
+def _burn_for_river(hand: Hand, hold: Hold, card: str) -> str:
+    opened, *others = hold.cards
+    done = _restub_burn(hand)
+    for c in others:
+        hand.cards.to_stub(c)
+    hand.cards.kill(opened)
+    return (f"{done}{opened} is burned, out of play; once the turn's betting is over, the first card of the stub "
+            "is burned and the next one opened as the river")
+
+
 def _discard(hand: Hand, hold: Hold, card: str) -> str:
     for c in hold.cards:
         hand.cards.kill(c)
@@ -128,6 +157,8 @@ _EFFECTS: dict[str, Callable[[Hand, Hold, str], str]] = {
     "random-burn": _random_burn,        # 000 §39
     "return-card": _return_card,        # 000 §39 (TDA RP-5), 003 art. 76
     "discard": _discard,                # 002 C.3
+    "burn-for-turn": _burn_for_turn,    # 003 art. 76, premature turn
+    "burn-for-river": _burn_for_river,  # 003 art. 76, premature river
     "replace": _replace,                # 002 C.2
     "give-card": _give_card,            # 000 §37
 }

@@ -101,9 +101,21 @@ _CATALOGUE: dict[str, dict[str, _Entry]] = {
                     "Cards dealt prematurely are out of play.", ("discard",)),
     },
     "premature-card": {
-        "art-76": ("003 art. 76", "Carte prématurée : remélangée avec le reste du talon (flop), ou elle devient "
-                   "la carte brûlée de la rue (turn, river).", "Premature card: reshuffled with the stub (flop), "
-                   "or it becomes the burn card of its street (turn, river).", ("return-card",)),
+        "art-76": ("003 art. 76", "Flop prématuré après deux enchères ou plus : on le remélange uniquement avec "
+                   "le reste du talon (sans les cartes couchées) ; la carte brûlée reste, le flop est redonné.",
+                   "Premature flop after two or more bets: it is reshuffled with the rest of the stub only (not "
+                   "the folded cards); the burn card stays and the flop is dealt again.", ("return-card",)),
+        "art-76-turn": ("003 art. 76", "Turn prématuré : on remet la carte brûlée sur le dessus du talon, on "
+                        "brûle la carte ouverte, puis la troisième carte à partir du bas du talon devient la "
+                        "carte du turn.", "Premature turn: the burn card goes back on top of the stub, the "
+                        "opened card is burned, then the third card from the bottom of the stub becomes the "
+                        "turn.", ("burn-for-turn",)),
+        "art-76-river": ("003 art. 76", "River prématurée : on remet la carte brûlée sur le dessus du talon, on "
+                         "brûle la carte ouverte ; une fois les enchères du turn terminées, on brûle la première "
+                         "carte du talon et on ouvre la suivante, qui devient la river.", "Premature river: the "
+                         "burn card goes back on top of the stub and the opened card is burned; once the turn's "
+                         "betting is over, the first card of the stub is burned and the next one opened as the "
+                         "river.", ("burn-for-river",)),
         "tda-rp5": ("000 §39 (TDA RP-5)", "La carte prématurée retourne dans le talon, le talon est mélangé, "
                     "la carte est redistribuée sans nouvelle brûlure.", "The premature card goes back into the "
                     "stub, the stub is reshuffled and the card re-dealt without a new burn.", ("return-card",)),
@@ -112,9 +124,10 @@ _CATALOGUE: dict[str, dict[str, _Entry]] = {
                     ("discard",)),
     },
     "missed-burn": {
-        "art-76": ("003 art. 76", "Carte ouverte sans brûlure : elle est brûlée, les autres restent, on ouvre "
-                   "la suivante.", "A board card opened without a burn is burned; the others stay; the next "
-                   "card is opened.", ()),
+        "art-76": ("003 art. 76", "Carte ouverte sans brûlure : on brûle la première carte ouverte (le croupier "
+                   "la pose sur la brûlure), les autres restent, on ouvre la suivante.", "A street opened without "
+                   "a burn: its first opened card is burned (the dealer moves it to the burn spot), the others "
+                   "stay, the next card is opened.", ()),
         "board-stands": ("002 C.3", "La carte exposée au tableau reste ; la suite est donnée comme si aucune "
                          "erreur n'avait eu lieu.", "The exposed board card stays; the next cards are dealt as "
                          "if no error had happened.", ()),
