@@ -11,7 +11,8 @@ from firmware_host.rules.profile import builtin_profile
 TDA = BettingRules(min_raise="tda", short_raise="fifty-percent")        # 000 §43A; 002 C.4
 FFJP = BettingRules(min_raise="double", short_raise="call")             # 001 'Les Relances'
 CASINO = BettingRules(min_raise="double", short_raise="fifty-percent")  # 003 art. 51-52
-LEAGUE = BettingRules(min_raise="bb-multiple", short_raise="call")      # 004 A.e-g
+LEAGUE = BettingRules(min_raise="bb-multiple-above", short_raise="call")      # 004 A.e-g, 'Règles du jeu' 5
+TDA_MULTIPLE = BettingRules(min_raise="bb-multiple", short_raise="call")    # the other reading of 004
 HOUSES = {"000": TDA, "001": FFJP, "002": TDA, "003": CASINO, "004": LEAGUE}
 ALL = pytest.mark.parametrize("house", sorted(HOUSES))
 
@@ -77,10 +78,12 @@ def test_raise_declared_without_amount_single_chip_raises_its_value(house):
     assert (r.kind, r.total, r.returned, r.owed) == ("raise", 1000, 0, 0) and r.rule == "000 §44"
 
 
-@ALL
-def test_raise_declared_with_a_chip_too_small_is_completed(house):
-    """000 §52A, 001 "contraint de compléter la relance au double légale": 300 bet, "raise" + one 500 chip."""
-    assert ruled(sit(300), 500, house=house, declared="raise") == ("raise", 600, 0, 100)
+@pytest.mark.parametrize("house, expected", [(h, ("raise", 600, 0, 100)) for h in ("000", "001", "002", "003")]
+                         + [("004", ("raise", 500, 0, 0))])
+def test_raise_declared_with_a_chip_too_small_is_completed(house, expected):
+    """000 §52A, 001 "contraint de compléter la relance au double légale": 300 bet, "raise" + one 500 chip.
+    004 'Règles du jeu' 5: 500 is a multiple of the big blind above 300: a full raise."""
+    assert ruled(sit(300), 500, house=house, declared="raise") == expected
 
 
 # -- several chips (000 §45, 003 art. 66) ----------------------------------------------------------
@@ -101,12 +104,14 @@ def test_000_45_ex2_last_two_1000_chips_facing_1050_is_a_call(house):
     assert (r.kind, r.total, r.all_in, r.returned) == ("call", 1050, False, 950) and r.rule == "000 §45A"
 
 
-@ALL
-def test_000_43_1400_facing_1000_is_a_call(house):
+@pytest.mark.parametrize("house, expected", [(h, ("call", 1000, 400, 0)) for h in ("000", "001", "002", "003")]
+                         + [("004", ("raise", 1400, 0, 0))])
+def test_000_43_1400_facing_1000_is_a_call(house, expected):
     """000 §43A: 1000 opened, "quatorze cents" said or 1400 pushed silently: a call, no raise declared.
-    (003 art. 51: 1400 is less than 50% over 1000; 001, 004: below the minimum without "relance".)"""
-    assert ruled(sit(1000), 1000, 100, 100, 100, 100, house=house) == ("call", 1000, 400, 0)
-    assert ruled(sit(1000), 1000, 100, 100, 100, 100, house=house, amount=1400) == ("call", 1000, 400, 0)
+    (003 art. 51: 1400 is less than 50% over 1000; 001: below the minimum without "relance".)
+    004 'Règles du jeu' 5: 1400 is a multiple of the big blind above 1000, the minimum: a raise."""
+    assert ruled(sit(1000), 1000, 100, 100, 100, 100, house=house) == expected
+    assert ruled(sit(1000), 1000, 100, 100, 100, 100, house=house, amount=1400) == expected
 
 
 def test_000_43_fifty_percent_of_the_increment_is_completed():
@@ -120,7 +125,7 @@ def test_000_43_fifty_percent_of_the_increment_is_completed():
     ("000", ("raise", 1200, 0, 200)),     # 000 §43A: 400 over 600 is 50% or more of 600
     ("003", ("raise", 1200, 0, 200)),     # 003 art. 51: 1000 is 50% or more over 600, completed to double
     ("001", ("call", 600, 400, 0)),       # 001 'Les Relances': below the legal double without "relance"
-    ("004", ("call", 600, 400, 0)),       # 004 A.e: only announcing "relance" protects the raise
+    ("004", ("raise", 1000, 0, 0)),       # 004 'Règles du jeu' 5: 1000 is a multiple of 200 above 600
 ])
 def test_000_52_underraise_variants_when_silent(house, expected):
     """000 §52A example pushed silently (1000 as a 500 and five 100 over a 600 bet): the houses differ.
@@ -129,19 +134,22 @@ def test_000_52_underraise_variants_when_silent(house, expected):
     assert ruled(sit(600, bb=200), 500, 500, house=house) == ("call", 600, 400, 0)
 
 
-@ALL
-def test_000_52_declared_underraise_is_corrected_to_1200(house):
+@pytest.mark.parametrize("house, expected", [(h, ("raise", 1200, 0, 200, "000 §52A"))
+                                             for h in ("000", "001", "002", "003")]
+                         + [("004", ("raise", 1000, 0, 0, "000 §43B"))])
+def test_000_52_declared_underraise_is_corrected_to_1200(house, expected):
     """000 §52A: NLHE 100-200, post-flop A opens 600 and B raises to 1000 (an underraise of 200):
-    the bet is raised to 1200 in all; 001 'Les Relances': a declared raise is completed to the double."""
+    the bet is raised to 1200 in all; 001 'Les Relances': a declared raise is completed to the double.
+    004 'Règles du jeu' 5: 1000 is a multiple of the big blind above 600: no underraise."""
     r = rule(sit(600, bb=200), Push((500, 500), "raise", 1000), HOUSES[house])
-    assert (r.kind, r.total, r.returned, r.owed, r.rule) == ("raise", 1200, 0, 200, "000 §52A")
+    assert (r.kind, r.total, r.returned, r.owed, r.rule) == expected
 
 
 @pytest.mark.parametrize("house, expected", [
     ("000", ("raise", 650, 0, 125)),      # 000 §61: "C'est ici une relance à 650" (§43A: 200 >= 325 / 2)
     ("003", ("raise", 650, 0, 125)),      # 003 art. 51: 525 is 50% or more over 325, completed to double
     ("001", ("call", 325, 200, 0)),       # 001: below the legal double without "relance", a call
-    ("004", ("call", 325, 200, 0)),       # 004 A.e: no "relance" announced
+    ("004", ("raise", 500, 25, 0)),       # 004 'Règles du jeu' 5, A.g: above 350, the multiple of 50 below 525
 ])
 def test_000_61_overbet_for_change(house, expected):
     """000 §61: facing 325, A silently pushes a 500 and a 25 expecting 200 back: a raise to 650 (TDA houses)."""
@@ -168,20 +176,35 @@ def test_003_51_double_of_a_reraise_versus_tda():
 
 # -- the minimum raise (000 §43A, 001, 003 art. 51-52, 004 A.f-g) -------------------------------
 
-@pytest.mark.parametrize("situation, tda, double, bb_multiple", [
-    (sit(100, street="preflop"), 200, 200, 200),             # 000 §43A: first raise = BB; double of the BB
-    (sit(0), 100, 100, 100),                                  # 000 §43A, 004 A.f: the minimum bet is the BB
-    (sit(500, inc=300), 800, 1000, 800),                      # bet 200, raised to 500
-    (sit(3000, inc=2000), 5000, 6000, 5000),                  # bet 1000, raised to 3000
-    (sit(250, inc=100, prev=200, street="preflop"), 350, 400, 400),  # short all-in to 250 over a raise to 200
-    (sit(500, inc=300, stack=600), 600, 600, 600),            # capped at the all-in
+@pytest.mark.parametrize("situation, tda, double, bb_multiple, above", [
+    (sit(100, street="preflop"), 200, 200, 200, 200),        # 000 §43A: first raise = BB; double of the BB
+    (sit(0), 100, 100, 100, 100),                             # 000 §43A, 004 A.f: the minimum bet is the BB
+    (sit(500, inc=300), 800, 1000, 800, 600),                 # bet 200, raised to 500
+    (sit(3000, inc=2000), 5000, 6000, 5000, 3100),            # bet 1000, raised to 3000
+    (sit(250, inc=100, prev=200, street="preflop"), 350, 400, 400, 400),  # short all-in to 250 over 200
+    (sit(500, inc=300, stack=600), 600, 600, 600, 600),       # capped at the all-in
 ])
-def test_min_raise_to_per_house(situation, tda, double, bb_multiple):
+def test_min_raise_to_per_house(situation, tda, double, bb_multiple, above):
     """000 §43A TDA increment; 000 §43A French "Double Raise", 001 'Les Relances', 003 art. 51;
-    004 A.g "multiple et supérieur de la Big Blind"; §47A: short all-ins leave the last full increment."""
+    004 'Règles du jeu' 5 "un multiple de la big blind supérieur à la relance précédente" read to the
+    letter (the house's profile) or as TDA rounded to a multiple; §47A: short all-ins leave the last full
+    increment."""
     assert min_raise_to(situation, TDA) == tda
     assert min_raise_to(situation, FFJP) == min_raise_to(situation, CASINO) == double
-    assert min_raise_to(situation, LEAGUE) == bb_multiple
+    assert min_raise_to(situation, TDA_MULTIPLE) == bb_multiple
+    assert min_raise_to(situation, LEAGUE) == above
+
+
+def test_004_the_letter_any_multiple_above_the_previous_raise():
+    """004 'Règles du jeu' 5: "si la big blind est 100, on peut relancer à 200 ou 500 mais pas à 50 ou 150";
+    a re-raise need only be the next multiple above: after a raise to 400, a raise to 500 stands."""
+    opened = sit(100, street="preflop")
+    assert ruled(opened, 100, 100, house="004", declared="raise", amount=200)[:2] == ("raise", 200)
+    assert ruled(opened, 500, house="004", declared="raise", amount=500)[:2] == ("raise", 500)
+    assert ruled(opened, 100, 50, house="004")[:2] == ("call", 100)     # 150: no raise, a call (004 A.e)
+    reraise = sit(400, street="preflop", inc=300, prev=100)
+    assert ruled(reraise, 500, house="004", declared="raise", amount=500)[:2] == ("raise", 500)
+    assert min_raise_to(reraise, TDA_MULTIPLE) == 700                   # the other reading refuses it
 
 
 @pytest.mark.parametrize("house, expected", [
@@ -221,7 +244,7 @@ def test_004_f_underbet_is_completed_to_the_big_blind():
     ("000", ("raise", 1300, 0, 0)),       # 000 §45B-2: all-in "même si il atteint ou pas le seuil de 50%"
     ("003", ("raise", 1300, 0, 0)),       # 003 art. 51 is silent on all-ins: the TDA rule
     ("001", ("call", 1000, 300, 0)),      # 001: below the legal double without "relance", a call
-    ("004", ("call", 1000, 300, 0)),      # 004 A.e
+    ("004", ("raise", 1300, 0, 0)),       # 004 'Règles du jeu' 5: above the minimum 1100; all-in (A.g)
 ])
 def test_last_chips_silently_above_a_call(house, expected):
     """000 §45B: facing 1000, a player pushes his last 1300 (a 1000 and three 100) silently."""
@@ -335,7 +358,7 @@ def cases(draw):
                           draw(st.integers(0, highest)), draw(st.booleans()))
     declared = draw(st.sampled_from((None, None, None, "raise", "all-in", "call", "bet")))
     amount = draw(st.none() | st.integers(own + 1, own + 80 * bb))
-    rules = BettingRules(draw(st.sampled_from(("tda", "double", "bb-multiple"))),
+    rules = BettingRules(draw(st.sampled_from(("tda", "double", "bb-multiple", "bb-multiple-above"))),
                          draw(st.sampled_from(("fifty-percent", "call"))))
     return situation, Push(chips, declared, amount), rules
 
@@ -357,7 +380,7 @@ def test_rulings_stay_within_the_stack_and_the_rules(case):
         assert s.may_raise and r.total > s.highest_bet
         assert r.total >= min_raise_to(s, rules) or r.all_in
         assert (r.kind == "bet") == (s.highest_bet == 0)
-        if rules.min_raise == "bb-multiple" and s.highest_bet and not r.all_in:
+        if rules.min_raise.startswith("bb-multiple") and s.highest_bet and not r.all_in:
             assert r.total % s.big_blind == 0                                   # 004 A.g
     elif r.kind == "check":
         assert r.total == s.own_bet == s.highest_bet

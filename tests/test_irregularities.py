@@ -146,6 +146,38 @@ def test_third_card_to_a_seat_is_a_misdeal():
     assert table.irregularities()[-1].irregularity == "wrong-number-of-cards"
 
 
+
+@pytest.mark.parametrize("profile, rule", [("003", "003 art. 78"), ("000", "000 §38"),
+                                           ("004", "000 §38 (house 004 is silent)")])
+def test_a_third_card_after_substantial_action_kills_that_hand_out_of_turn(profile, rule):
+    """003 art. 78: three cards or more, 'quelque soit le stade d'un coup': that hand is dead; 000 §38:
+    after substantial action, all its cards are mucked and its chips stay in the pot."""
+    table = _to_the_flop(profile)           # seat 3 called, seat 1 called, seat 2 checked: substantial
+    table.push(1, 100)                      # seat 2 is to act
+    card(table, "shoe", "4h")
+    card(table, "seat:3", "4h")             # a card pitched to seat 3, out of turn
+    (irr,) = table.irregularities()
+    assert (irr.irregularity, irr.rule, irr.seats, irr.options) == (
+        "extra-card-dead-hand", rule, (3,), ("dead-hand",))
+    assert irr.cards == ("Qs", "Qd", "4h")
+    table.confirm()
+    assert table.engine.hand.game.in_hand == (1, 2) and table.engine.actor == 2
+    table.push(2, 100)                      # the round closes without seat 3
+    assert table.engine.actor is None and table.engine.hand.game.expects_burn
+    assert table.engine.hand.game.stack(3) == 9900      # its chips stay in the pot
+
+
+def test_a_dead_hand_that_leaves_one_live_hand_ends_it_003_art_78():
+    table = three_handed("003")
+    table.deal({1: "AsAd", 2: "KsKd", 3: "QsQd"})
+    table.push(3, 100), table.fold(1)       # two actions: art. 77's misdeal no longer applies
+    card(table, "shoe", "4h")
+    card(table, "seat:3", "4h")             # seat 3's hand is dead: seat 2 is the last live hand
+    table.confirm()
+    (pot,) = [e for e in table.events if isinstance(e, ev.PotAwarded)]
+    assert pot.winners == (2,) and table.ended().stacks == (9950, 10150, 9900)
+
+
 # -- exposed cards ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("profile, rule", [("000", "000 §35A5"), ("002", "002 C.2"), ("004", "004 H.a")])

@@ -109,7 +109,7 @@ def test_substantial_action(profile_id, substantial):
     ("001", "double", "call"),              # 001 'Les Relances'
     ("002", "tda", "fifty-percent"),        # 002 C.4
     ("003", "double", "fifty-percent"),     # 003 art. 51-52
-    ("004", "bb-multiple", "call"),         # 004 A.e-g
+    ("004", "bb-multiple-above", "call"),   # 004 A.e-g, 'Règles du jeu' 5
 ])
 def test_betting(profile_id, min_raise, short_raise):
     assert builtin_profile(profile_id).betting == BettingRules(min_raise=min_raise, short_raise=short_raise)
@@ -274,7 +274,7 @@ def test_valid_file_loads(write):
 def test_error_message_format(write):
     error = refused(write(edit('min_raise = "tda"', 'min_raise = "triple"'), "000.toml"),
                     "betting.min_raise", "")
-    assert str(error) == "000.toml: betting.min_raise: 'triple' is not one of 'tda', 'double', 'bb-multiple'"
+    assert str(error) == "000.toml: betting.min_raise: 'triple' is not one of 'tda', 'double', 'bb-multiple', 'bb-multiple-above'"
     assert isinstance(error, ValueError)
 
 

@@ -29,7 +29,7 @@ from typing import Literal
 
 __all__ = ["BettingError", "BettingRules", "Push", "Ruling", "Situation", "min_raise_to", "rule"]
 
-MinRaise = Literal["tda", "double", "bb-multiple"]
+MinRaise = Literal["tda", "double", "bb-multiple", "bb-multiple-above"]
 ShortRaise = Literal["fifty-percent", "call"]
 Street = Literal["preflop", "flop", "turn", "river"]
 Declared = Literal["raise", "all-in", "call", "bet"]
@@ -48,7 +48,13 @@ class BettingRules:
         round (000 §43A, the TDA reading); ``"double"``: at least double the
         previous bet (000 §43A French reading, 001 'Les Relances', 003 art. 51-52);
         ``"bb-multiple"``: as TDA, and the raise is a multiple of the big blind
-        (004 A.f-g).
+        (one reading of 004 'Règles du jeu' 5 and A.g); ``"bb-multiple-above"``:
+        any multiple of the big blind above the bet faced, the letter of 004
+        'Règles du jeu' 5: "chaque relance doit être un multiple de la big blind
+        supérieur à la relance précédente. Par exemple, si la big blind est 100,
+        on peut relancer à 200 ou 500 mais pas à 50 ou 150" (the raise named by
+        its total), raising by a big blind at least (A.f). Under both, a push above the minimum that is no multiple is
+        the multiple below it, the rest handed back (004 A.g).
     short_raise
         What an unannounced push between a call and the legal minimum raise is:
         ``"fifty-percent"``: at least 50% of the required increment is completed
@@ -150,6 +156,8 @@ def _min_total(s: Situation, rules: BettingRules) -> int:
         return tda
     if rules.min_raise == "bb-multiple":  # 004 A.f-g: a multiple of the big blind
         return -(-tda // bb) * bb
+    if rules.min_raise == "bb-multiple-above":   # 004 'Règles du jeu' 5: a multiple above the bet; A.f: by a BB
+        return -(-(s.highest_bet + bb) // bb) * bb
     raise BettingError(f"unknown min_raise {rules.min_raise!r}")
 
 
@@ -244,7 +252,7 @@ def _raise(s: Situation, push: Push, rules: BettingRules, target: int, rule_: st
     if target < low:
         return _ruling(s, push, low, "000 §52A", f"{reason}: below the minimum, completed to {low}"
                        + (" (001 'Les Relances', 003 art. 51)" if rules.min_raise == "double" else ""))
-    if rules.min_raise == "bb-multiple" and s.highest_bet and target % s.big_blind:
+    if rules.min_raise.startswith("bb-multiple") and s.highest_bet and target % s.big_blind:
         total = target - target % s.big_blind
         return _ruling(s, push, total, "004 A.g",
                        f"{reason}: a raise is a multiple of the big blind {s.big_blind}, so {total}")

@@ -56,9 +56,10 @@ def wrong_back_card(card: str, deck: str, zone: str) -> Finding:
 
 # -- the deal ------------------------------------------------------------------------------------
 
-def hole_card(hand: Hand, seat: int, card: str) -> Finding | None:
+def hole_card(hand: Hand, profile: Profile, seat: int, card: str) -> Finding | None:
     """A card to a seat not dealt in (000 §35A3), the first card not left of the button (000 §35A2),
-    or a third card to a seat (000 §35A4)."""
+    or a third card to a seat (000 §35A4): after substantial action, that hand is dead (000 §38,
+    003 art. 78)."""
     game = hand.game
     if seat not in game.order:
         return Finding("card-to-seat-not-dealt-in", f"{card} went to seat {seat}, which is not dealt in",
@@ -67,6 +68,9 @@ def hole_card(hand: Hand, seat: int, card: str) -> Finding | None:
         return Finding("first-card-wrong-seat", f"the first card went to seat {seat}, not seat {game.order[0]} "
                        "left of the button", seats=(seat,), cards=(card,))
     if not game.expects_hole or len(game.hole(seat)) >= 2:
+        if seat in game.in_hand and hand.actions.substantial(profile.substantial_action):
+            return Finding("extra-card-dead-hand", f"{card} is a third card for seat {seat} after substantial "
+                           "action", seats=(seat,), cards=(*game.hole(seat), card))
         return Finding("wrong-number-of-cards", f"{card} is a third card for seat {seat}", seats=(seat,),
                        cards=(card,))
     return None

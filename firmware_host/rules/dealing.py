@@ -115,7 +115,7 @@ def _to_seat(engine: Table, hand: Hand, obs: CardEntered) -> None:
         game.replace_hole_card(seat, old, obs.card)
         hand.cards.replace(old, obs.card, seat, obs.zone)
         return engine.emit(HoleCardDealt, obs.t, seat=seat, card=obs.card)
-    finding = checks.hole_card(hand, seat, obs.card)
+    finding = checks.hole_card(hand, engine.profile, seat, obs.card)
     if finding is not None:
         return engine.irregular(obs.t, finding)
     try:

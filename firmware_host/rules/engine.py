@@ -41,8 +41,9 @@ from firmware_host.observations import (
     VoidHand,
     WrongBackCard,
 )
-from firmware_host.rules import actions, dealing, lifecycle
+from firmware_host.rules import actions, dealing, lifecycle, pots
 from firmware_host.rules.checks import Finding
+from firmware_host.rules.game import GameError
 from firmware_host.rules.hand import Hand
 from firmware_host.rules.holds import VOIDING, Hold, Postponed, Until, apply, random_pick, void_effect
 from firmware_host.rules.irregularities import procedure, report_procedure
@@ -230,9 +231,14 @@ class HandEngine:
                 self.hold = hold
                 return self.report(t, "bad-resolution", f"{card} is not one of the four flop cards {hold.cards}")
         before = tuple(hand.game.board)
-        effect = apply(obs.decision, hand, hold, card)
+        try:
+            effect = apply(obs.decision, hand, hold, card)
+        except GameError as exc:
+            self.hold = hold
+            return self.report(t, "bad-resolution", f"{obs.decision}: {exc}", rule=hold.rule)
         after = tuple(hand.game.board)
         self._resolved(hold, obs, effect, board=after if after != before else ())
+        pots.settle(self, t)                  # a dead hand may leave one live hand: the pot is won
         self.release(Until.RULING)
 
     def _resolved(self, hold: Hold, obs: Resolution, effect: str, board: tuple[str, ...] = ()) -> None:

@@ -245,13 +245,39 @@ class Game:
         with _strict():
             state.fold()
 
+    def kill(self, seat: int) -> None:
+        """*seat*'s hand is dead, in turn or not (a wrong number of cards after substantial action:
+        000 §38, 003 art. 78): its cards are mucked, its chips stay in the pot. pokerkit folds only
+        the actor, so a seat out of turn leaves the betting here, and only here."""
+        state, i = self.state, self.index[seat]
+        if not state.statuses[i]:
+            raise GameError(f"seat {seat} has no live hand")
+        if sum(state.statuses) <= 2 and not state.actor_indices:
+            raise GameError(f"seat {seat} is one of the last two hands and no betting round is open: "
+                            "the TD awards the pot")
+        if i == state.actor_index:
+            return self.fold()
+        betting = bool(state.actor_indices)
+        if i in state.actor_indices:
+            state.actor_indices.remove(i)
+        state._muck_hole_cards(i)
+        if betting:
+            state._update_betting()         # the last live hand left wins: the round ends
+
     def check_or_call(self) -> None:
         with _strict():
             self.state.check_or_call()
 
     def raise_to(self, total: int) -> None:
+        """Bet or raise to *total*, which :mod:`.betting` ruled legal under the house's minimum. Where that
+        minimum is below the TDA's that pokerkit applies (004 'Règles du jeu' 5: any multiple of the big
+        blind above the bet), pokerkit's last increment is lowered to let it, here and only here."""
+        state = self.state
+        floor = state.min_completion_betting_or_raising_to_amount
+        if floor is not None and max(state.bets) < total < floor:
+            state.completion_betting_or_raising_amount = total - max(state.bets)
         with _strict():
-            self.state.complete_bet_or_raise_to(total)
+            state.complete_bet_or_raise_to(total)
 
     def show(self, show: bool) -> HoleCardsShowingOrMucking:
         with _strict():

@@ -138,6 +138,14 @@ def _burn_for_river(hand: Hand, hold: Hold, card: str) -> str:
             "is burned and the next one opened as the river")
 
 
+def _dead_hand(hand: Hand, hold: Hold, card: str) -> str:
+    seat = hold.seats[0]
+    hand.game.kill(seat)
+    for c in hold.cards:
+        hand.cards.kill(c)
+    return f"seat {seat}'s hand is dead: {' '.join(hold.cards)} to the muck, its chips stay in the pot"
+
+
 def _discard(hand: Hand, hold: Hold, card: str) -> str:
     for c in hold.cards:
         hand.cards.kill(c)
@@ -157,6 +165,7 @@ _EFFECTS: dict[str, Callable[[Hand, Hold, str], str]] = {
     "random-burn": _random_burn,        # 000 §39
     "return-card": _return_card,        # 000 §39 (TDA RP-5), 003 art. 76
     "discard": _discard,                # 002 C.3
+    "dead-hand": _dead_hand,            # 000 §38, 003 art. 78
     "burn-for-turn": _burn_for_turn,    # 003 art. 76, premature turn
     "burn-for-river": _burn_for_river,  # 003 art. 76, premature river
     "replace": _replace,                # 002 C.2

@@ -62,6 +62,17 @@ _CATALOGUE: dict[str, dict[str, _Entry]] = {
         "003": ("003 art. 77", *_MISDEAL, ("misdeal",)),
         "*": ("000 §35A4", *_MISDEAL, ("misdeal",)),
     },
+    "extra-card-dead-hand": {
+        "003": ("003 art. 78", "Main brûlée : le joueur a trois cartes ou plus ; ses cartes sont mortes, ses "
+                "jetons restent au pot, le coup continue sans lui.", "Dead hand: the player holds three cards "
+                "or more; his cards are dead, his chips stay in the pot, the hand goes on without him.",
+                ("dead-hand",)),
+        "*": ("000 §38", "Après une action substantielle, la main qui a un mauvais nombre de cartes est morte : "
+              "toutes ses cartes sont muckées, ses jetons restent au pot ; la donne reprend normalement, une "
+              "seule carte brûlée par rue.", "After substantial action, a hand with the wrong number of cards "
+              "is dead: all its cards are mucked, its chips stay in the pot; the deal resumes normally, one "
+              "burn card per street.", ("dead-hand",)),
+    },
     "button-short-a-card": {
         "*": ("000 §37", "Le bouton peut recevoir sa carte manquante ; le coup continue.",
               "The button may receive its missing card; the hand goes on.", ("give-card", "misdeal")),
