@@ -274,7 +274,8 @@ def test_valid_file_loads(write):
 def test_error_message_format(write):
     error = refused(write(edit('min_raise = "tda"', 'min_raise = "triple"'), "000.toml"),
                     "betting.min_raise", "")
-    assert str(error) == "000.toml: betting.min_raise: 'triple' is not one of 'tda', 'double', 'bb-multiple', 'bb-multiple-above'"
+    assert str(error) == ("000.toml: betting.min_raise: 'triple' is not one of "
+                          "'tda', 'double', 'bb-multiple', 'bb-multiple-above'")
     assert isinstance(error, ValueError)
 
 
