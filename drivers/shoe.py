@@ -439,6 +439,8 @@ class Shoe(_Delivery):
         self._recorder = recorder
         self._serial: SerialBase | None = None
         self._lock = threading.Lock()
+        self.turned = time.monotonic()
+        """When the reader thread last turned its loop (``time.monotonic``): a stuck thread stops turning."""
         self._thread = threading.Thread(target=self._run, name=f"shoe:{port}", daemon=True)
         self._thread.start()
 
@@ -475,6 +477,7 @@ class Shoe(_Delivery):
         delay, next_try = self._backoff[0], 0.0
         try:
             while not self._closed.is_set():
+                self.turned = time.monotonic()
                 if self._serial is None:
                     now = self._clock()
                     if now < next_try:

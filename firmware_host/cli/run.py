@@ -70,6 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from firmware_host.hil.recording import load
     from firmware_host.rules.profile import resolve_profile
     from firmware_host.service.config import load_config
+    from firmware_host.service.notify import Notifier, Supervisor
     from firmware_host.service.service import Service, demo_source
 
     config = load_config(args.config)  # a ConfigError (a RecordingError below) is main's one line and exit 2
@@ -111,6 +112,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if devices is not None:
             devices.close()
         return 2
+    notifier = Notifier.from_env()       # systemd's Type=notify and watchdog; nothing outside systemd
+    supervisor = Supervisor(notifier, service.publisher.connected.is_set,
+                            devices.stalled if devices is not None else list)
     try:
         service.start()
         if devices is not None:
@@ -119,9 +123,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             service.feed_from(_recording_source(recording, args.speed, service.source_done))
         else:
             service.feed_from(demo_source(args.speed or 0, args.loops, skip=service.source_done))
-        service.run(until_source_ends=args.exit_at_end, stop=stop)
+        service.run(until_source_ends=args.exit_at_end, stop=stop, turn=supervisor.turn)
     finally:
+        notifier.stopping()
         left = service.close(drain=5.0)   # counted once the last acknowledgements are in (issue 14 item 7)
+        notifier.close()
         if devices is not None:
             devices.close()
         if out:

@@ -24,6 +24,7 @@ from drivers.shoe import Shoe
 from drivers.zones import Chip, ZoneReaders
 from firmware_host.events import Event
 from firmware_host.observations import ConsolePress, DeviceFault, DeviceRecovered, Observation
+from firmware_host.service.notify import Liveness
 from firmware_host.vision.feed import CameraFeed, unsure
 
 if TYPE_CHECKING:
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 
     from firmware_host.service.recorder import Recorder
 
+
+STALL_SECONDS = 10.0
+"""A device thread that has not turned its loop for this long is stuck (a read that never returns)."""
 
 def choosing_deck(registry: Registry, put: Callable[[Observation], None]) -> Callable[[Observation], None]:
     """The console's observations to *put*; the dealer's new-hand press also tells *registry* that
@@ -56,7 +60,10 @@ class Devices:
         clock = recorder.now if recorder is not None else clock
         self.zones = ZoneReaders(readers, chips, registry.lookup, clock,
                                  record=recorder.poll if recorder is not None else None)
-        self._poller = threading.Thread(target=self.zones.run, args=(self._queue.put, self._stop.is_set),
+        self.liveness = Liveness(STALL_SECONDS)
+        """When each device thread last turned its loop (systemd's watchdog stops on a stuck one)."""
+        self.liveness.beat("zone-readers")
+        self._poller = threading.Thread(target=self.zones.run, args=(self._queue.put, self._polled),
                                         name="zone-readers", daemon=True)
         self.shoe = Shoe(shoe_port, registry, clock=clock, on_observation=self._from_shoe,
                          recorder=recorder.shoe if recorder is not None else None)
@@ -71,6 +78,8 @@ class Devices:
         self._poller.start()
         self.cameras = list(cameras)
         self._clock = clock
+        for feed in self.cameras:
+            self.liveness.beat(f"camera:{feed.name}")
         self._filming = [threading.Thread(target=self._film, args=(feed,), name=f"camera-{feed.name}", daemon=True)
                          for feed in self.cameras]
         for thread in self._filming:
@@ -80,6 +89,7 @@ class Devices:
         """One camera, frame after frame, until :meth:`close`: its observations, and the dealer
         asked to look at the zones no camera can count with confidence."""
         while not self._stop.is_set():
+            self.liveness.beat(f"camera:{feed.name}")
             try:
                 for obs in feed.tick(self._clock()):
                     self._queue.put(obs)
@@ -89,6 +99,16 @@ class Devices:
             self.console.ask(unsure(self.cameras))
             if feed.missed:  # a live camera blocks until its next frame; a file that has ended does not
                 self._stop.wait(0.05)
+
+    def _polled(self) -> bool:
+        """The zone readers' loop turned: should it stop?"""
+        self.liveness.beat("zone-readers")
+        return self._stop.is_set()
+
+    def stalled(self) -> list[str]:
+        """The device threads stuck for longer than :data:`STALL_SECONDS` (the shoe's reader included)."""
+        self.liveness.beat("shoe", self.shoe.turned)
+        return self.liveness.stalled()
 
     def _from_shoe(self, obs: Observation) -> None:
         if self._recorder is not None:

@@ -181,9 +181,12 @@ class Service:
         return thread
 
     def run(self, *, until_source_ends: bool = True, drain_timeout: float = 30.0,
-            stop: threading.Event | None = None) -> None:
-        """Process the queue until the source ends (then wait for the outbox to drain) or *stop* is set."""
+            stop: threading.Event | None = None, turn: Callable[[], None] | None = None) -> None:
+        """Process the queue until the source ends (then wait for the outbox to drain) or *stop* is set;
+        *turn* is called at every turn of the loop (systemd's watchdog: :mod:`.notify`)."""
         while not (stop and stop.is_set()):
+            if turn is not None:
+                turn()
             try:
                 kind, item = self._queue.get(timeout=0.2)
             except queue.Empty:
