@@ -15,6 +15,7 @@ is checked at start-up; an error names the file, the key and the reason::
     zone = "seat:1"         # seat:N, board:flop|turn|river, muck, burn; once each
     bus = 0                 # /dev/spidev<bus>.<cs>; (bus, cs) once each
     cs = 0
+    cs_gpio = 8             # optional: the BCM pin driving its chip select (a cs-gpios overlay); once each
     reset_pin = "GPIO25"    # optional, gpiozero pin name or BCM number; once each
     max_tags = 2            # optional (default 4): tags read per poll at most
 """
@@ -43,6 +44,7 @@ class ReaderConfig:
     cs: int
     reset_pin: int | str | None = None
     max_tags: int = 4
+    cs_gpio: int | None = None
 
 
 @dataclass(frozen=True)
@@ -108,14 +110,16 @@ def _reader(entry: Section) -> ReaderConfig:
         raise entry.error("reset_pin", f"expected a pin name or number, not {pin!r}")
     return ReaderConfig(entry.get_str("id", nonempty=True), zone, entry.get_int("bus", minval=0, maxval=6),
                         entry.get_int("cs", minval=0, maxval=15), pin,
-                        entry.get_int("max_tags", 4, minval=1, maxval=32))
+                        entry.get_int("max_tags", 4, minval=1, maxval=32),
+                        entry.get_int("cs_gpio", None, minval=2, maxval=27))
 
 
 def _check_unique(section: Section, readers: list[ReaderConfig]) -> None:
-    """Ids, zones, (bus, cs) pairs and reset pins: once each."""
+    """Ids, zones, (bus, cs) pairs, chip-select GPIOs and reset pins: once each."""
     seen: dict[tuple[str, object], int] = {}
     for i, r in enumerate(readers):
-        for what, value in (("id", r.id), ("zone", r.zone), ("cs", (r.bus, r.cs)), ("reset_pin", r.reset_pin)):
+        for what, value in (("id", r.id), ("zone", r.zone), ("cs", (r.bus, r.cs)), ("cs_gpio", r.cs_gpio),
+                            ("reset_pin", r.reset_pin)):
             if value is None:
                 continue
             if (what, value) in seen:

@@ -39,7 +39,8 @@ def register(parsers: Parsers) -> None:
                         help="read the real devices of this table profile (hardware/tables/*.toml): shoe, readers, "
                              "console")
     run.add_argument("--decks", default=None, help="with --devices: the deck registry directory")
-    run.add_argument("--shoe", default="/dev/ttyACM0", help="with --devices: the shoe's serial port")
+    run.add_argument("--shoe", default=None,
+                     help="with --devices: the shoe's serial port (default: the table profile's [shoe] port)")
     run.add_argument("--camera", action="append", default=[], metavar="NAME=INDEX",
                      help="with --devices: a chip camera (V4L2 device INDEX) calibrated as NAME; repeat per camera")
     run.add_argument("--calibration", default=".", metavar="DIR",
@@ -144,25 +145,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _open_devices(args: argparse.Namespace) -> Devices:
     """The real devices of ``--devices`` (a table profile) with the deck registry of ``--decks``."""
-    import tomllib
-
     from calibration.deck import Registry
-    from calibration.readers import parse_readers
-    from drivers.console import load_console_pins
+    from calibration.wiring import load_wiring
     from drivers.zones import open_real
     from firmware_host.service.devices import Devices
 
     if not args.decks:
         raise ValueError("--devices needs --decks (the deck registry directory)")
-    table = tomllib.loads(Path(args.devices).read_text())
+    wiring = load_wiring(args.devices)      # every device's keys, and no pin wired twice
     registry = Registry.from_directory(args.decks)
     if not registry.decks:
         raise ValueError(f"{args.decks}: no registered deck (tablectl calibrate deck)")
-    readers = parse_readers(table, args.devices)
     cameras = open_cameras(args.camera, Path(args.calibration))
     try:
-        return Devices(shoe_port=args.shoe, registry=registry, readers=readers, chips=open_real(readers),
-                       console_pins=load_console_pins(table, args.devices), cameras=cameras)
+        return Devices(shoe_port=args.shoe or wiring.shoe.port, registry=registry, readers=wiring.readers,
+                       chips=open_real(wiring.readers), console_pins=wiring.console, cameras=cameras)
     except Exception:
         for feed in cameras:
             feed.close()

@@ -15,6 +15,10 @@ from pathlib import Path
 
 from firmware_host import observations as obs_mod
 from firmware_host.observations import Observation
+from firmware_host.service.schema import check_version
+
+SCHEMA_VERSION = 1
+"""The layout of the journal file; a newer file is refused at start (:mod:`firmware_host.service.schema`)."""
 
 
 class JournalError(RuntimeError):
@@ -30,6 +34,11 @@ class Journal:
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        try:
+            check_version(self._db, "journal", str(self.path), SCHEMA_VERSION)
+        except Exception:
+            self._db.close()
+            raise
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")

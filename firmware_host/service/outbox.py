@@ -12,6 +12,11 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from firmware_host.service.schema import check_version
+
+SCHEMA_VERSION = 1
+"""The layout of the outbox file; a newer file is refused at start (:mod:`firmware_host.service.schema`)."""
+
 
 class OutboxFull(RuntimeError):
     """A message that may be dropped (health, state) was refused: the outbox is full."""
@@ -44,6 +49,11 @@ class Outbox:
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
+        try:
+            check_version(self._db, "outbox", str(self.path), SCHEMA_VERSION)
+        except Exception:
+            self._db.close()
+            raise
         self._db.execute("CREATE TABLE IF NOT EXISTS outbox (oid INTEGER PRIMARY KEY AUTOINCREMENT,"
                          " topic TEXT NOT NULL, payload TEXT NOT NULL, retain INTEGER NOT NULL,"
                          " not_before REAL NOT NULL, boot TEXT NOT NULL)")
