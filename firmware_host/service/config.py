@@ -32,6 +32,8 @@ class Config:
     command_window: float = 30.0
     health_interval: float = 10.0
     hardware: dict[str, Any] = dataclasses.field(default_factory=dict)
+    secret_files: dict[str, Path] = dataclasses.field(default_factory=dict)
+    """Key -> file, every file of the config holding a secret (``tablectl doctor`` checks their modes)."""
 
 
 def load_config(path: str | Path) -> Config:
@@ -67,7 +69,7 @@ def parse_config(data: dict[str, Any], base: Path = Path("."), file: str = "<con
         health_interval=publish.get_float("health_interval", 10.0, minval=0.1, maxval=3600),
         command_key=_command_key(commands, files),
         command_window=commands.get_float("window", 30.0, minval=1, maxval=600),
-        hardware=hardware)
+        hardware=hardware, secret_files=_secret_files(top, files))
     top.finish()
     return config
 
@@ -108,6 +110,15 @@ class _Files:
             return self.where(value).read_text().strip()
         except OSError as exc:
             raise section.error(name, f"cannot read {value}: {exc.strerror or exc}") from None
+
+
+def _secret_files(top: Section, files: _Files) -> dict[str, Path]:
+    out = {}
+    for section, key in (("broker", "password_file"), ("broker", "key_file"), ("commands", "key_file")):
+        value = top.data.get(section, {}).get(key)
+        if isinstance(value, str):
+            out[f"{section}.{key}"] = files.where(value)
+    return out
 
 
 def _broker(b: Section, files: _Files, table_id: str) -> BrokerConfig:
