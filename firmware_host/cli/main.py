@@ -6,7 +6,7 @@ import logging
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from firmware_host.cli import cards, demo, doctor, hil, phh, profile, run, vision, wiring
+from firmware_host.cli import cards, demo, doctor, hil, phh, profile, run, vision, watch, wiring
 from firmware_host.cli.common import Parsers
 from firmware_host.configfile import ConfigError
 from firmware_host.hil.phh import PhhError
@@ -14,7 +14,7 @@ from firmware_host.hil.recording import RecordingError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
-GROUPS = (demo, run, doctor, hil, phh, profile, cards, vision, wiring)
+GROUPS = (demo, run, doctor, watch, hil, phh, profile, cards, vision, wiring)
 """The command groups, in the order of ``tablectl --help``: each adds its sub-commands with ``register(parsers)``."""
 
 
