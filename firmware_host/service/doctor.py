@@ -249,7 +249,7 @@ class Doctor:
             shoe.close()
         if hello is not None:
             return Check("shoe", True, f"{port}: hello, protocol {hello['protocol']}, firmware {hello['firmware']}, "
-                                       f"shoe {hello.get('shoe_id', '?')}")
+                                       f"shoe id 0x{int(hello.get('shoe_id', 0)):08X}")
         if frames:
             return Check("shoe", False, f"{port}: {frames} frame(s) but no hello: unplug and replug the shoe")
         return Check("shoe", False, f"{port}: no frame in {self.timeout:g} s: is the shoe plugged in and powered? "

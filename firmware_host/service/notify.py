@@ -145,6 +145,7 @@ class Supervisor:
         self._stalled = stalled
         self.ready = False
         self._reported: list[str] = []
+        self._waiting = False
 
     def turn(self) -> None:
         """One turn of the service's loop: it is alive; is everything it depends on?"""
@@ -156,7 +157,11 @@ class Supervisor:
                 self.notifier.status(f"stalled: {', '.join(stalled)}")
         if stalled:
             return
-        if not self.ready and self._connected():
-            self.ready = True
-            self.notifier.ready("running: devices open, broker connected")
+        if not self.ready:
+            if self._connected():
+                self.ready = True
+                self.notifier.ready("running: devices open, broker connected")
+            elif not self._waiting:     # the table plays on (journal, outbox); systemctl status says why
+                self._waiting = True
+                self.notifier.status("devices open, waiting for the broker")
         self.notifier.watchdog()
