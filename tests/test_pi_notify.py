@@ -189,3 +189,47 @@ def test_run_under_systemd_says_ready_pings_and_says_stopping(tmp_path, systemd)
         if proc.poll() is None:
             proc.kill()
         broker.stop()
+
+
+def test_a_hung_engine_stops_the_pings(tmp_path, systemd):
+    """The pings come from the service's own loop: when handling an observation never returns (a hung
+    engine), they stop, though every other thread (paho's, the publisher's) runs on."""
+    from firmware_host.service.config import load_config
+    from firmware_host.service.service import Service, demo_source
+
+    broker = Broker(tmp_path / "broker").start()
+    service = Service(load_config(write_config(tmp_path / "c", broker.port))).start()
+    hang, hung, release, stop = threading.Event(), threading.Event(), threading.Event(), threading.Event()
+    feed = service._feed
+
+    def hanging(obs, replaying=False):
+        if hang.is_set():
+            hung.set()
+            release.wait()                              # the engine call that never returns
+        return feed(obs, replaying)
+
+    service._feed = hanging
+    supervisor = Supervisor(Notifier(systemd.path, watchdog_usec=200_000), service.publisher.connected.is_set)
+    service.feed_from(demo_source(1.0))                 # real time: an observation every second or so
+    loop = threading.Thread(target=service.run, kwargs={"stop": stop, "turn": supervisor.turn}, daemon=True)
+    loop.start()
+    try:
+        assert systemd.wait_for("READY", 10)
+        systemd.read(1.0)
+        assert sum("WATCHDOG" in m for m in systemd.messages) >= 5     # every 0.1 s while it turns
+        hang.set()
+        assert hung.wait(15)                            # the next observation arrives and hangs the loop
+        time.sleep(0.3)
+        before = sum("WATCHDOG" in m for m in systemd.read(0.2))
+        after = sum("WATCHDOG" in m for m in systemd.read(1.5))
+        assert after == before                          # no ping while the loop is stuck
+        assert service.publisher.connected.is_set()     # the other threads are alive
+        release.set()
+        hang.clear()
+        assert sum("WATCHDOG" in m for m in systemd.read(1.0)) > after  # turning again: pings again
+    finally:
+        release.set()
+        stop.set()
+        loop.join(5)
+        service.close()
+        broker.stop()
