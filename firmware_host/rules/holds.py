@@ -118,21 +118,24 @@ def _restub_burn(hand: Hand) -> str:
     return f"{burn} back on top of the stub; "
 
 
-def _burn_for_turn(hand: Hand, hold: Hold, card: str) -> str:
+def _undo_premature(hand: Hand, hold: Hold) -> tuple[str, str]:
+    """The early burn and the cards opened after the first back on the stub: (what was done, the first)."""
     opened, *others = hold.cards
     done = _restub_burn(hand)
     for c in others:
         hand.cards.to_stub(c)
+    return done, opened
+
+
+def _burn_for_turn(hand: Hand, hold: Hold, card: str) -> str:
+    done, opened = _undo_premature(hand, hold)
     hand.cards.hold_for_burn(opened)
     return (f"{done}{opened} is the turn's burn card; once the flop's betting is over, the third card from the "
             "bottom of the stub is opened as the turn, without a new burn")
 
 
 def _burn_for_river(hand: Hand, hold: Hold, card: str) -> str:
-    opened, *others = hold.cards
-    done = _restub_burn(hand)
-    for c in others:
-        hand.cards.to_stub(c)
+    done, opened = _undo_premature(hand, hold)
     hand.cards.kill(opened)
     return (f"{done}{opened} is burned, out of play; once the turn's betting is over, the first card of the stub "
             "is burned and the next one opened as the river")
