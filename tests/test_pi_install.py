@@ -140,3 +140,16 @@ def test_a_bad_table_profile_is_refused_before_anything_changes(tmp_path):
     done = install(tmp_path / "root", "--table-profile", str(tmp_path / "missing.toml"))
     assert done.returncode == 1 and "table profile" in done.stderr and "does not exist" in done.stderr
     assert not (tmp_path / "root" / "etc").exists()
+
+
+def test_the_units_device_options_are_what_tablectl_run_takes(staged):
+    """ExecStart is `tablectl run --config ... $TABLECTL_DEVICES`: both lines of devices.env parse."""
+    from firmware_host.cli.main import build_parser
+    env = (staged / "etc" / "tablectl" / "devices.env").read_text().splitlines()
+    lines = [line.lstrip("#").split("=", 1)[1] for line in env if line.lstrip("#").startswith("TABLECTL_DEVICES=")]
+    assert len(lines) == 2 and "--camera right=0 --camera left=1" in lines[1]
+    exec_start = next(line for line in UNIT.read_text().splitlines() if line.startswith("ExecStart="))
+    fixed = exec_start.split("tablectl ", 1)[1].replace("$TABLECTL_DEVICES", "").split()
+    for devices in lines:
+        args = build_parser().parse_args([*fixed, *devices.split()])
+        assert args.devices == "/etc/tablectl/table-profile.toml" and args.decks == "/var/lib/tablectl/decks"

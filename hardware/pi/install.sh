@@ -129,9 +129,15 @@ secret() {   # secret FILE: a random secret, 0600, the service user's
 [ -e "$ETC/table-profile.toml" ] || cp "$PROFILE" "$ETC/table-profile.toml"
 secret "$ETC/command-key"      # shared with the hall (its command signer): copy it there
 secret "$ETC/mqtt-password"    # this table's broker account: mosquitto_passwd on the hall's broker
+cameras="$("$VENV/bin/python" -c 'import sys, tomllib
+cams = tomllib.load(open(sys.argv[1], "rb")).get("cameras", [])
+print(" ".join("--camera %s=%d" % (c["name"], c["index"]) for c in cams))' "$PROFILE")"
+devices="--devices /etc/tablectl/table-profile.toml --decks $DATA/decks --calibration $DATA/calibration"
 [ -e "$ETC/devices.env" ] || cat > "$ETC/devices.env" <<EOF
 # tablectl run's device options (tablectl run --help); the shoe's port comes from the table profile.
-TABLECTL_DEVICES=--devices /etc/tablectl/table-profile.toml --decks $DATA/decks --calibration $DATA/calibration
+TABLECTL_DEVICES=$devices
+# Once the cameras are calibrated (docs/deploy.md, step 4), count the chips too: use this line instead.
+#TABLECTL_DEVICES=$devices $cameras
 EOF
 for f in table.toml table-profile.toml devices.env; do chown "$uid:$gid" "$ETC/$f"; chmod 0600 "$ETC/$f"; done
 
