@@ -125,7 +125,7 @@ def test_a_camera_among_the_devices_gives_chip_counts_and_asks_the_dealer_when_u
     devices, shoe, slave = _devices_with(tmp_path, feed, factory)
     seen, lit = [], False
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60   # a safety: it stops once the LED is lit
         stop = lambda: time.monotonic() > deadline or (lit and seen)  # noqa: E731
         for obs in devices.observations(stop):
             if isinstance(obs, ChipsInZone):
