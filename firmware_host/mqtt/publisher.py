@@ -52,6 +52,23 @@ class BrokerConfig:
     window: int = 500
 
 
+def broker_client(cfg: BrokerConfig, client_id: str, username: str | None = None,
+                  password: str | None = None) -> mqtt.Client:
+    """An MQTT 5 client for the broker of *cfg*: its TLS, and its account (or *username*, *password*).
+    paho does not reconnect it: the caller does, with a fresh client."""
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5,
+                         reconnect_on_failure=False)
+    client.connect_timeout = 5.0
+    user, secret = (username, password) if username is not None else (cfg.username, cfg.password)
+    if user is not None:
+        client.username_pw_set(user, secret)
+    if cfg.tls:
+        client.tls_set(ca_certs=cfg.ca_file, certfile=cfg.cert_file, keyfile=cfg.key_file,
+                       cert_reqs=ssl.CERT_REQUIRED)
+        client.tls_insecure_set(cfg.tls_insecure)
+    return client
+
+
 @dataclass(frozen=True)
 class Status:
     """The retained status topic: its *topic*, *payload* ``(status, reason) -> str`` for what the controller
@@ -173,17 +190,9 @@ class Publisher:
     # -- paho's callbacks (its network thread; userdata is the connection) -------------
     def _client(self) -> _Conn:
         cfg = self.config
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=cfg.client_id or f"table-{uuid.uuid4().hex[:8]}",
-                             protocol=mqtt.MQTTv5, reconnect_on_failure=False)   # we reconnect, with a fresh client
+        client = broker_client(cfg, cfg.client_id or f"table-{uuid.uuid4().hex[:8]}")
         conn = _Conn(client)
         client.user_data_set(conn)
-        client.connect_timeout = 5.0
-        if cfg.username is not None:
-            client.username_pw_set(cfg.username, cfg.password)
-        if cfg.tls:
-            client.tls_set(ca_certs=cfg.ca_file, certfile=cfg.cert_file, keyfile=cfg.key_file,
-                           cert_reqs=ssl.CERT_REQUIRED)
-            client.tls_insecure_set(cfg.tls_insecure)
         client.will_set(self._status.topic, self._status.will(), qos=1, retain=True)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect

@@ -166,7 +166,7 @@ class Doctor:
                                              f"clear; set broker.tls = true and broker.ca_file")
         else:
             yield Check("broker TLS", True, "TLS, the hall's CA" if b.tls else "loopback without TLS")
-        table = _Probe(b, b.client_id or f"table-{config.table}", b.username, b.password, self.timeout)
+        table = _Probe(b, b.client_id or f"table-{config.table}", None, None, self.timeout)
         try:
             if not table.connected:
                 yield Check("broker account", False, f"{b.username or 'anonymous'} at {b.host}:{b.port}: "
@@ -353,20 +353,13 @@ class _Probe:
 
     def __init__(self, broker: Any, client_id: str, username: str | None, password: str | None,
                  timeout: float) -> None:
-        import paho.mqtt.client as mqtt
-        from paho.mqtt.enums import CallbackAPIVersion
+        from firmware_host.mqtt.publisher import broker_client
         self.timeout = timeout
         self.error = "no answer"
         self._connack = threading.Event()
         self._acks: dict[int, Any] = {}
         self._acked = threading.Condition()
-        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
-        if username is not None:
-            self.client.username_pw_set(username, password)
-        if broker.tls:
-            self.client.tls_set(ca_certs=broker.ca_file, certfile=broker.cert_file, keyfile=broker.key_file,
-                                cert_reqs=ssl.CERT_REQUIRED)
-            self.client.tls_insecure_set(broker.tls_insecure)
+        self.client = broker_client(broker, client_id, username, password)
         self.client.on_connect = self._on_connect
         self.client.on_publish = self._on_publish
         self.connected = False

@@ -18,25 +18,33 @@ class BrokerError(RuntimeError):
     """Mosquitto is missing (and could not be installed) or did not start: the message says what to do."""
 
 
+def apt_install(package: str) -> str:
+    """``apt-get install PACKAGE`` from the system packages (as root, or through ``sudo -n``):
+    "" when done, else why not (the demo and the tests install what they run with this)."""
+    if not shutil.which("apt-get"):
+        return "no apt-get on this system"
+    prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
+    if prefix and not shutil.which("sudo"):
+        return "not root and no sudo"
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run([*prefix, "apt-get", "update", "-qq"], env=env, check=False, capture_output=True)
+    done = subprocess.run([*prefix, "apt-get", "install", "-y", "-qq", package], env=env, check=False,
+                          capture_output=True, text=True)
+    return "" if done.returncode == 0 else done.stderr.strip()[-200:] or f"exit {done.returncode}"
+
+
 def find_mosquitto(install: bool = True) -> str:
     """The mosquitto binary; with *install*, ``apt-get install mosquitto`` when missing and allowed."""
     for candidate in (shutil.which("mosquitto"), "/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    if install and shutil.which("apt-get"):
-        prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
-        if prefix and not shutil.which("sudo"):
-            raise BrokerError("Mosquitto is not installed; install it with: sudo apt-get install mosquitto")
+    if install:
         print("Mosquitto is not installed: installing it from the system packages (apt-get install mosquitto)...",
               flush=True)
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run([*prefix, "apt-get", "update", "-qq"], env=env, check=False, capture_output=True)
-        done = subprocess.run([*prefix, "apt-get", "install", "-y", "-qq", "mosquitto"], env=env, check=False,
-                              capture_output=True, text=True)
-        if done.returncode == 0:
+        why = apt_install("mosquitto")
+        if not why:
             return find_mosquitto(install=False)
-        raise BrokerError(f"Mosquitto could not be installed ({done.stderr.strip()[-200:]}); "
-                          "install it with: sudo apt-get install mosquitto")
+        raise BrokerError(f"Mosquitto could not be installed ({why}); install it with: sudo apt-get install mosquitto")
     raise BrokerError("Mosquitto is not installed; install it with: sudo apt-get install mosquitto")
 
 
