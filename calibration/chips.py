@@ -5,7 +5,9 @@ reference patch measured in the same frame (so the light's colour and level
 cancel out), then described by its chroma ``(b, g) / (b + g + r)`` and its
 value (brightness relative to the patch). A model is the mean and spread of
 the top faces of the chips shown; a set whose colours overlap is refused,
-naming the pair.
+naming the pair. A chip whose colour stands far from the others of its denomination
+(a chip of another colour in the picture, one read through a shadow or a reflection) is
+left out and named, instead of widening the model until two denominations overlap.
 """
 from __future__ import annotations
 
@@ -16,10 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ChipModels", "ColourModel", "ConfusableColours", "edge_direction", "features", "learn", "load_models"]
+from firmware_host.vision.colour import CardReference
+
+__all__ = ["ChipModels", "ColourModel", "ConfusableColours", "edge_direction", "features", "inliers", "learn",
+           "load_models"]
 
 MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
+OUTLIER_SPREADS = 5.0  # a sample this many robust spreads from its denomination's median is left out
 EDGE_NOISE = 5e-4  # variance (light-normalised units) a pixel's colour has from noise alone
 
 
@@ -56,6 +62,19 @@ class ColourModel:
         return cls(tuple(np.median(samples, 0).tolist()), tuple(np.maximum(samples.std(0), MIN_SPREAD).tolist()))
 
 
+def inliers(samples: np.ndarray) -> np.ndarray:
+    """Which samples (N x 3 features) agree with the others: within ``OUTLIER_SPREADS`` robust spreads
+    (1.4826 MAD per feature, floored at ``MIN_SPREAD``) of their median. With fewer than 3 samples
+    there is no majority to tell an outlier by: all are kept."""
+    samples = np.asarray(samples, np.float64).reshape(-1, 3)
+    if len(samples) < 3:
+        return np.ones(len(samples), bool)
+    med = np.median(samples, 0)
+    spread = np.maximum(1.4826 * np.median(np.abs(samples - med), 0), MIN_SPREAD)
+    keep: np.ndarray = np.sqrt((((samples - med) / spread) ** 2).sum(1)) <= OUTLIER_SPREADS
+    return keep
+
+
 @dataclass(frozen=True)
 class ChipModels:
     """The chip set's colour models (value -> model) and the felt's."""
@@ -65,6 +84,9 @@ class ChipModels:
     edge_bias: dict[int, float] = field(default_factory=dict)  # px a silhouette measures beyond its geometry
     edge_dir: dict[int, tuple[float, float, float]] = field(default_factory=dict)  # see edge_direction
     inlay: dict[int, float] = field(default_factory=dict)  # how much brighter a chip's centre than its face
+    left_out: dict[int, int] = field(default_factory=dict)  # chips shown but left out of each model (outliers)
+    card: CardReference | None = None  # the colour card under this light (None: the white patch only)
+    card_note: str = field(default="", compare=False)  # why there is no card (calibration's message; not saved)
 
     @property
     def edge_bias_px(self) -> float:
@@ -93,7 +115,8 @@ class ChipModels:
                 "felt": {"mean": self.felt.mean, "spread": self.felt.spread},
                 "edge_bias_px": {str(v): b for v, b in self.edge_bias.items()},
                 "edge_dir": {str(v): list(d) for v, d in self.edge_dir.items()},
-                "inlay": {str(v): c for v, c in self.inlay.items()}}
+                "inlay": {str(v): c for v, c in self.inlay.items()},
+                "card": self.card.to_dict() if self.card else None}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -131,15 +154,18 @@ def edge_direction(pixels: np.ndarray, felt: ColourModel) -> tuple[float, float,
 def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None,
           edge_dir: dict[int, tuple[float, float, float]] | None = None,
           inlay: dict[int, float] | None = None) -> ChipModels:
-    """Models from feature samples of each denomination's top faces; refuses confusable pairs.
+    """Models from feature samples of each denomination's top faces (outliers left out: :func:`inliers`);
+    refuses confusable pairs.
 
     *edge_bias* is each denomination's silhouette excess in pixels, *inlay* how much brighter
     its chips' centre (the inlay) is than the face around it (see ``vision.learn_chips``).
     """
     if len(samples) < 2:
         raise ValueError("show at least two denominations")
-    chips = {int(v): ColourModel.fit(s) for v, s in samples.items() if len(s)}
-    missing = sorted(set(samples) - set(chips))
+    shown = {int(v): len(np.asarray(s).reshape(-1, 3)) for v, s in samples.items()}
+    kept = {int(v): np.asarray(s).reshape(-1, 3)[inliers(s)] for v, s in samples.items()}
+    chips = {v: ColourModel.fit(s) for v, s in kept.items() if len(s)}
+    missing = sorted(set(shown) - set(chips))
     if missing:
         raise ValueError(f"no chip seen for denomination(s) {missing}")
     felt_model = felt
@@ -157,7 +183,8 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
         raise ConfusableColours(*worst)
     return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()},
                       {int(v): _triple(d) for v, d in (edge_dir or {}).items()},
-                      {int(v): float(c) for v, c in (inlay or {}).items()})
+                      {int(v): float(c) for v, c in (inlay or {}).items()},
+                      {v: shown[v] - len(kept[v]) for v in sorted(kept)})
 
 
 def load_models(path: str | Path) -> ChipModels:
@@ -169,7 +196,8 @@ def load_models(path: str | Path) -> ChipModels:
     return ChipModels(chips, ColourModel(tuple(data["felt"]["mean"]), tuple(data["felt"]["spread"])),
                       {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()},
                       {int(v): _triple(d) for v, d in data.get("edge_dir", {}).items()},
-                      {int(v): float(c) for v, c in data.get("inlay", {}).items()})
+                      {int(v): float(c) for v, c in data.get("inlay", {}).items()},
+                      card=CardReference.from_dict(data["card"]) if data.get("card") else None)
 
 
 def _triple(values: Iterable[float]) -> tuple[float, float, float]:

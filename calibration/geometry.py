@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -270,11 +271,13 @@ def load_layout(path: str | Path) -> Layout:
 
 @dataclass(frozen=True)
 class CameraModel:
-    """A pinhole camera (no distortion): intrinsics ``K`` and the table-to-camera pose."""
+    """A camera: intrinsics ``K``, the table-to-camera pose and the lens's radial distortion
+    ``dist`` = (k1, k2) in OpenCV's model (zero: a pinhole camera)."""
 
     K: np.ndarray
     rvec: np.ndarray
     tvec: np.ndarray
+    dist: tuple[float, float] = (0.0, 0.0)
     _P: np.ndarray = dataclasses.field(init=False, repr=False, compare=False)  # the projection K [R | t]
 
     def __post_init__(self) -> None:
@@ -285,6 +288,30 @@ class CameraModel:
     def R(self) -> np.ndarray:
         return cv2.Rodrigues(self.rvec)[0]
 
+    @property
+    def distorted(self) -> bool:
+        return self.dist != (0.0, 0.0)
+
+    def distort(self, uv: np.ndarray) -> np.ndarray:
+        """Pinhole pixels (N x 2) to where the lens puts them (unchanged without distortion)."""
+        if not self.distorted:
+            return uv
+        f, c = np.array([self.K[0, 0], self.K[1, 1]]), self.K[:2, 2]
+        xy = (uv - c) / f
+        r2 = (xy * xy).sum(1, keepdims=True)
+        k1, k2 = self.dist
+        out: np.ndarray = c + f * xy * (1 + k1 * r2 + k2 * r2 * r2)
+        return out
+
+    def undistort(self, uv: np.ndarray) -> np.ndarray:
+        """Image pixels (N x 2) to where a pinhole camera would see them."""
+        uv = np.asarray(uv, np.float64).reshape(-1, 2)
+        if not self.distorted:
+            return uv
+        dist = np.array([self.dist[0], self.dist[1], 0.0, 0.0, 0.0])
+        out: np.ndarray = cv2.undistortPoints(uv.reshape(-1, 1, 2), self.K, dist, P=self.K).reshape(-1, 2)
+        return out
+
     def project(self, points: np.ndarray) -> np.ndarray:
         """Image pixels of table points (N x 3, mm; or N x 2 on the felt)."""
         pts = np.asarray(points, np.float64)
@@ -294,17 +321,17 @@ class CameraModel:
             uv = pts @ P[:, :2].T + P[:, 3]
         else:
             uv = pts @ P[:, :3].T + P[:, 3]
-        return uv[:, :2] / uv[:, 2:3]
+        return self.distort(uv[:, :2] / uv[:, 2:3])
 
     def homography(self) -> np.ndarray:
-        """Felt (z = 0, mm) to image pixels."""
+        """Felt (z = 0, mm) to pinhole pixels (:meth:`undistort` an image's pixels first)."""
         R = self.R
         H = self.K @ np.column_stack([R[:, 0], R[:, 1], self.tvec.reshape(3)])
         return H / H[2, 2]
 
     def to_table(self, uv: np.ndarray) -> np.ndarray:
         """Felt points (mm) seen at image pixels *uv* (N x 2)."""
-        pts = np.asarray(uv, np.float64).reshape(-1, 1, 2)
+        pts = self.undistort(uv).reshape(-1, 1, 2)
         return cv2.perspectiveTransform(pts, np.linalg.inv(self.homography())).reshape(-1, 2)
 
     def position(self) -> np.ndarray:
@@ -312,12 +339,15 @@ class CameraModel:
         return (-self.R.T @ self.tvec.reshape(3, 1)).reshape(3)
 
     def to_dict(self) -> dict:
-        return {"K": self.K.tolist(), "rvec": self.rvec.reshape(3).tolist(), "tvec": self.tvec.reshape(3).tolist()}
+        return {"K": self.K.tolist(), "rvec": self.rvec.reshape(3).tolist(), "tvec": self.tvec.reshape(3).tolist(),
+                "dist": list(self.dist)}
 
     @classmethod
     def from_dict(cls, data: dict) -> CameraModel:
+        """A saved camera; a file from before the lens fit (no ``dist``) is a pinhole camera."""
+        k1, k2 = (float(k) for k in data.get("dist", (0.0, 0.0)))
         return cls(np.array(data["K"], np.float64), np.array(data["rvec"], np.float64).reshape(3, 1),
-                   np.array(data["tvec"], np.float64).reshape(3, 1))
+                   np.array(data["tvec"], np.float64).reshape(3, 1), (k1, k2))
 
     @classmethod
     def looking_at(cls, position, target, focal: float, size: tuple[int, int]) -> CameraModel:
@@ -397,31 +427,58 @@ def pose_error(image: np.ndarray, calib: TableCalibration) -> tuple[float | None
     return float(np.median(errors)), len(found)
 
 
-def calibrate_table(image: np.ndarray, layout: Layout, camera: str | None = None,
-                    max_rms_px: float = 2.0) -> TableCalibration:
-    """Camera *camera*'s pose and focal length from the markers seen in *image* (its picture).
+LENS_MIN_MARKERS = 5  # markers a lens fit (k1) needs; k2 also from 8
+LENS_GAIN = 0.8  # the lens model is kept only when it brings the fit under this share of the pinhole's
+LENS_MIN_GAIN_PX = 0.1  # ... and by at least this much (a pinhole picture's corner noise is no lens)
 
+
+def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, camera: str | None = None,
+                    max_rms_px: float = 2.0) -> TableCalibration:
+    """Camera *camera*'s pose, focal length and lens from the markers seen in *images* (one or
+    more pictures from that camera as mounted: each marker's corners found in any of them).
+
+    A pinhole camera is fitted first, then one with radial distortion (k1; k2 too with 8
+    markers or more): the lens is kept when it explains the corners clearly better
+    (``LENS_GAIN``, ``LENS_MIN_GAIN_PX``), so a camera without distortion stays a pinhole.
     The calibration holds the layout as that camera sees it (:meth:`Layout.view`).
     """
+    pictures = [images] if isinstance(images, np.ndarray) else list(images)
+    if not pictures:
+        raise CalibrationError("no picture of the table")
     layout = layout.view(camera)
-    found = detect_markers(image, layout)
-    if len(found) < 3:
-        raise CalibrationError(f"only {len(found)} of the {len(layout.markers)} markers seen "
-                               f"(ids {sorted(found)}); need at least 3")
+    h, w = pictures[0].shape[:2]
+    if any(p.shape[:2] != (h, w) for p in pictures):
+        raise CalibrationError("the table's pictures differ in size: they are not from one camera")
+    seen: dict[int, list[np.ndarray]] = {}
+    for picture in pictures:
+        for i, corners in detect_markers(picture, layout).items():
+            seen.setdefault(i, []).append(corners)
+    if len(seen) < 3:
+        raise CalibrationError(f"only {len(seen)} of the {len(layout.markers)} markers seen "
+                               f"(ids {sorted(seen)}); need at least 3")
     by_id = {m.id: m for m in layout.markers}
-    obj = np.vstack([np.hstack([by_id[i].corners(), np.zeros((4, 1))]) for i in sorted(found)]).astype(np.float32)
-    img = np.vstack([found[i] for i in sorted(found)]).astype(np.float32)
-    h, w = image.shape[:2]
+    obj = np.vstack([np.hstack([by_id[i].corners(), np.zeros((4, 1))]) for i in sorted(seen)
+                     for _ in seen[i]]).astype(np.float32)
+    img = np.vstack([c for i in sorted(seen) for c in seen[i]]).astype(np.float32)
     K0 = np.array([[w, 0, w / 2], [0, w, h / 2], [0, 0, 1]], np.float64)
-    flags = (cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_PRINCIPAL_POINT | cv2.CALIB_FIX_ASPECT_RATIO
-             | cv2.CALIB_ZERO_TANGENT_DIST | cv2.CALIB_FIX_K1 | cv2.CALIB_FIX_K2 | cv2.CALIB_FIX_K3)
-    rms, K, _, rvecs, tvecs = cv2.calibrateCamera([obj], [img], (w, h), K0, np.zeros(5), flags=flags)
+    fixed = (cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_PRINCIPAL_POINT | cv2.CALIB_FIX_ASPECT_RATIO
+             | cv2.CALIB_ZERO_TANGENT_DIST | cv2.CALIB_FIX_K3)
+    rms, K, dist, rvecs, tvecs = cv2.calibrateCamera([obj], [img], (w, h), K0, np.zeros(5),
+                                                     flags=fixed | cv2.CALIB_FIX_K1 | cv2.CALIB_FIX_K2)
+    if len(seen) >= LENS_MIN_MARKERS:
+        lens_flags = fixed | (0 if len(seen) >= 8 else cv2.CALIB_FIX_K2)
+        fit = cv2.calibrateCamera([obj], [img], (w, h), K.copy(), np.zeros(5), flags=lens_flags)
+        if (np.isfinite(fit[0]) and fit[0] < LENS_GAIN * rms and rms - fit[0] >= LENS_MIN_GAIN_PX
+                and abs(float(fit[2].ravel()[0])) < 1.0):
+            rms, K, dist, rvecs, tvecs = fit
     if not np.isfinite(rms) or rms > max_rms_px:
         raise CalibrationError(f"markers do not fit one camera: reprojection error {rms:.2f} px > {max_rms_px}")
-    model = CameraModel(K, np.asarray(rvecs[0]).reshape(3, 1), np.asarray(tvecs[0]).reshape(3, 1))
+    k = np.asarray(dist, np.float64).ravel()
+    model = CameraModel(K, np.asarray(rvecs[0]).reshape(3, 1), np.asarray(tvecs[0]).reshape(3, 1),
+                        (float(k[0]), float(k[1])))
     if model.position()[2] <= 0:
         raise CalibrationError("the fitted camera is below the felt: check the marker positions in the layout")
-    return TableCalibration(layout, model, (w, h), tuple(sorted(found)), float(rms))
+    return TableCalibration(layout, model, (w, h), tuple(sorted(seen)), float(rms))
 
 
 def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:

@@ -41,12 +41,13 @@ def test_a_missing_device_is_an_error_not_a_hang():
 
 def test_the_committed_set_is_small_and_labelled():
     labels = json.loads((DATA / "labels.json").read_text())
-    assert len(labels["frames"]) == 160 and labels["cameras"] == ["right", "left"]
+    assert labels["format"] == "pokertable-vision-eval/1"
+    assert len(labels["frames"]) == 160 and list(labels["calibration"]) == ["right", "left"]
     total = sum(p.stat().st_size for p in DATA.iterdir())
     assert total < 14 * 1024 * 1024
     first = cv2.imread(str(DATA / labels["frames"][0]["file"]))
     assert first.shape == (720, 1280, 3)
-    assert any(z["occluded"] for f in labels["frames"] for z in f["zones"].values())
+    assert any(z["covered"] for f in labels["frames"] for z in f["zones"].values())
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The chip cameras: ``tablectl calibrate table``, ``calibrate chips`` and ``bench vision``."""
+"""The chip cameras: ``tablectl calibrate table``, ``calibrate chips``, ``vision evaluate`` and ``bench vision``."""
 from __future__ import annotations
 
 import argparse
@@ -38,6 +38,16 @@ def register(parsers: Parsers) -> None:
     chips.add_argument("--out", help="colour file (default camera-NAME-chips.json)")
     chips.add_argument("--picture", help="contact sheet (default camera-NAME-chips.jpg)")
     chips.set_defaults(func=cmd_calibrate_chips)
+
+    group = parsers.commands.add_parser("vision", help="the chip cameras' counting, measured")
+    actions = group.add_subparsers(dest="vision_command", required=True, metavar="ACTION")
+    evaluate = actions.add_parser("evaluate", help="count a labelled set of pictures (docs/vision.md's format); "
+                                  "figures per tag, then one JSON line")
+    evaluate.add_argument("dir", help="the set: labels.json, calibration pictures, frames")
+    evaluate.add_argument("--calibration", metavar="DIR2", default=None,
+                          help="calibrate from this set's calibration pictures instead (another light, a retake)")
+    evaluate.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
+    evaluate.set_defaults(func=cmd_vision_evaluate)
 
     vision = parsers.bench.add_parser("vision", help="chip counting on the committed evaluation set")
     vision.add_argument("--data", default=None, help="the evaluation set (default: tests/data/vision)")
@@ -159,6 +169,12 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
         return 2
     out = args.out or f"camera-{name}-chips.json"
     models.save(out)
+    for value, n in sorted(models.left_out.items()):
+        if n:
+            print(f"  {value:5}: {n} chip(s) left out of its colour model: far from the other {value} chips "
+                  "(another colour, a shadow or a reflection on it?)")
+    print("colour card: " + ("seen: each frame's colours are corrected to this light on it" if models.card
+                             else f"not used ({models.card_note}): the white patch alone normalises the light"))
     counter = vision.Counter(calib, models)
     sheet = []
     for value, image in sorted(images.items()):
@@ -190,111 +206,101 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluate(data: Path, frames: int = 3) -> dict[str, Any]:
-    """Calibrate on the committed pictures, then count every evaluation frame; figures as a dict."""
+def _print_figures(figures: dict[str, Any]) -> None:
+    """The four shares overall and per tag, then the calibration of each camera."""
+    def row(name: str, f: dict[str, Any]) -> str:
+        return (f"  {name:22} {f['zone_frames']:6}  {f['exact_share']:7.2%}  {f['uncertain_share']:9.2%}  "
+                f"{f['unreadable_share']:10.2%}  {f['wrong_share']:6.2%}  {f['covered_zone_frames']:7}  "
+                f"{f['covered_wrong']:5}  {f['covered_stable']:6}  {f['stable']:6}  {f['stable_wrong']:5}")
+    for name, cal in figures["calibration"].items():
+        print(f"camera {name}: {'calibrated' if cal['ok'] else 'NOT CALIBRATED'}: {cal['note']}")
+    print(f"{figures['frames']} frames, {figures['sequences']} sequences; zone-frames without an arm over them:")
+    print(f"  {'tag':22} {'zones':>6}  {'exact':>7}  {'uncertain':>9}  {'unreadable':>10}  {'WRONG':>6}  "
+          f"{'covered':>7}  {'wrong':>5}  {'stable':>6}  {'stable':>6}  {'wrong':>5}")
+    for tag, f in figures["tags"].items():
+        print(row(tag, f))
+    print(row("all", figures))
+    print("(exact, uncertain, unreadable, WRONG: shares of the zone-frames without an arm; covered: zone-frames "
+          "with one, then those counted wrong with confidence and those held stable (both must be 0); stable: "
+          f"zone-frames without an arm stable after {figures['stable_frames']} still frames, wrong: stable with a "
+          "wrong amount)")
+
+
+def cmd_vision_evaluate(args: argparse.Namespace) -> int:
+    """Calibrate each camera from the set's pictures (or ``--calibration``'s), count every frame."""
+    from firmware_host.vision.evaluation import EvalSetError, evaluate, load_calibration_block, load_set
+    try:
+        evalset = load_set(args.dir)
+        pictures = (load_calibration_block(args.calibration, evalset.layout, evalset.values)
+                    if args.calibration else None)
+    except EvalSetError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    figures = {**evaluate(evalset, pictures, args.frames), "stable_frames": args.frames}
+    _print_figures(figures)
+    print(json.dumps(figures))
+    return 0
+
+
+def _speed(counters: dict[str, Any], frames: list[tuple[str, np.ndarray]]) -> float:
+    """Seconds per frame on one core: the median of three passes."""
     import cv2
+    cv2.setNumThreads(1)
+    passes = []
+    for _ in range(3):
+        start, previous = time.perf_counter(), None
+        for camera, image in frames:
+            counters[camera].count(image, previous)
+            previous = image
+        passes.append((time.perf_counter() - start) / len(frames))
+    cv2.setNumThreads(-1)
+    return sorted(passes)[1]
 
-    from calibration.geometry import calibrate_table
-    from firmware_host.vision import counter as vision
-    from firmware_host.vision.stability import Stability
-    labels = json.loads((data / "labels.json").read_text())
-    layout = _layout(None)
-    values = sorted(int(v) for v in labels["colours"])
-    calibs, counters, models = {}, {}, {}
-    for name in labels["cameras"]:  # each camera calibrated on its own pictures, as installed
-        calibs[name] = calibrate_table(_read(data / f"table_{name}.jpg"), layout, name)
-        models[name] = vision.learn_chips(calibs[name], {v: _read(data / f"chips_{name}_{v}.jpg") for v in values})
-        counters[name] = vision.Counter(calibs[name], models[name])
-    images = [_read(data / f["file"]) for f in labels["frames"]]
 
-    exact = visible = occluded_ok = occluded = wrong_stable = uncertain = blocked = emitted = emitted_right = 0
-    stable = stable_right = held_uncertain = arm_wrong = 0
-    cards_right = cards = 0
+def bench(data: Path, frames: int = 3) -> dict[str, Any]:
+    """``vision evaluate`` on the committed set, plus what only its labels hold (card areas, each
+    stack's place: the denomination confusion) and the speed on one core."""
+    from firmware_host.vision.evaluation import calibrate_camera, evaluate, load_set, read_picture
+    evalset = load_set(data)
+    figures: dict[str, Any] = {"bench": "vision", **evaluate(evalset, None, frames), "stable_frames": frames}
+    counters = {}
+    for name, pictures in evalset.calibration.items():
+        calibrated = calibrate_camera(evalset.layout, name, pictures)
+        if calibrated.counter is None:
+            raise OSError(f"{data}: camera {name}: {calibrated.note}")
+        counters[name] = calibrated.counter
+    values = list(evalset.values)
     confusion = {t: {p: 0 for p in values + ["none"]} for t in values}
-    stability, previous, scene = Stability(frames), None, None
-    for frame, image in zip(labels["frames"], images):
-        if (frame["camera"], frame["scene"]) != scene:
-            scene, stability, previous = (frame["camera"], frame["scene"]), Stability(frames), None
-        result = counters[frame["camera"]].count(image, previous)
-        observations = {o.zone: o for o in stability.feed(frame["t"], result)}
+    cards = cards_right = 0
+    images = [(f.camera, read_picture(f.file)) for f in evalset.frames]
+    previous = None
+    for frame, (camera, image) in zip(evalset.frames, images):
+        result = counters[camera].count(image, previous)
         previous = image
-        for name, truth in frame["zones"].items():
-            zc = result.zones[name]
-            if truth["occluded"]:
-                occluded += 1
-                occluded_ok += zc.status == "occluded"
-                arm_wrong += zc.status == "ok" and zc.amount != truth["amount"]
-                wrong_stable += stability.state(name) == "stable" or name in observations
-                continue
-            visible += 1
-            if stability.state(name) == "stable":
-                stable += 1
-                stable_right += sum(v * n for v, n in stability.reported(name) or ()) == truth["amount"]
-            held_uncertain += stability.state(name) == "uncertain"
-            uncertain += zc.status == "uncertain"
-            blocked += zc.status == "occluded"
-            exact += zc.status == "ok" and zc.amount == truth["amount"]
-            if name in observations:
-                emitted += 1
-                emitted_right += observations[name].amount == truth["amount"]
-            for x, y, value, _ in truth["stacks"]:
-                near = [s for s in zc.stacks if abs(s.x - x) < 20 and abs(s.y - y) < 20]
-                confusion[value][near[0].value if near and near[0].value else "none"] += 1
-        for zone, face_up in frame["cards"]:
+        for name, truth in frame.zones.items():
+            for (x, y), stack in zip(truth.at or (), truth.stacks):
+                near = [s for s in result.zones[name].stacks if abs(s.x - x) < 20 and abs(s.y - y) < 20]
+                confusion[stack[-1]][near[0].value if near and near[0].value else "none"] += 1
+        for zone, face_up in frame.cards:
             cards += 1
             seen = result.cards[zone]
             cards_right += seen.present and seen.face_up == face_up
-    cv2.setNumThreads(1)  # one core
-    passes = []
-    for _ in range(3):  # the median of three passes over the frames
-        start, previous = time.perf_counter(), None
-        for frame, image in zip(labels["frames"], images):
-            counters[frame["camera"]].count(image, previous)
-            previous = image
-        passes.append((time.perf_counter() - start) / len(images))
-    per_frame = sorted(passes)[1]
-    cv2.setNumThreads(-1)
-    return {
-        "bench": "vision", "frames": len(images), "zone_frames_visible": visible,
-        "exact_share": round(exact / visible, 4), "uncertain_share": round(uncertain / visible, 4),
-        "occluded_share": round(blocked / visible, 4),
-        "wrong_share": round((visible - exact - uncertain - blocked) / visible, 4),
-        "zone_frames_occluded": occluded, "occluded_reported_share": round(occluded_ok / max(occluded, 1), 4),
-        "wrong_while_occluded": arm_wrong,
-        "wrongly_stable_while_occluded": wrong_stable,
-        "observations": emitted, "observations_right": emitted_right,
-        "stable_share": round(stable / visible, 4), "stable_exact_share": round(stable_right / max(stable, 1), 4),
-        "held_uncertain_share": round(held_uncertain / visible, 4),
-        "cards_share": round(cards_right / max(cards, 1), 4),
-        "fps_per_core": round(1 / per_frame, 1), "ms_per_frame": round(per_frame * 1000, 2),
-        "confusion": {str(t): {str(p): n for p, n in row.items()} for t, row in confusion.items()},
-        "cameras": list(labels["cameras"]),
-        "calibration_rms_px": {n: round(c.rms_px, 3) for n, c in calibs.items()},
-        "edge_bias_px": {n: {str(v): round(b, 3) for v, b in sorted(m.edge_bias.items())} for n, m in models.items()},
-        "inlay": {n: {str(v): round(c, 3) for v, c in sorted(m.inlay.items())} for n, m in models.items()},
-    }
+    per_frame = _speed(counters, images)
+    figures.update({"cards_share": round(cards_right / max(cards, 1), 4),
+                    "fps_per_core": round(1 / per_frame, 1), "ms_per_frame": round(per_frame * 1000, 2),
+                    "confusion": {str(t): {str(p): n for p, n in row.items()} for t, row in confusion.items()}})
+    return figures
 
 
 def cmd_bench_vision(args: argparse.Namespace) -> int:
-    figures = evaluate(corpus(args.data, EVALUATION_SET, "--data"), args.frames)
-    f = figures
-    print(f"evaluation set:        {f['frames']} frames 1280x720 from {len(f['cameras'])} cameras "
-          f"({', '.join(f['cameras'])}), {f['zone_frames_visible']} visible zone-frames, "
-          f"{f['zone_frames_occluded']} with an arm over the zone")
-    print(f"amount exact, 1 frame: {f['exact_share']:.2%}  (low confidence: {f['uncertain_share']:.2%}; "
-          f"unreadable, nothing over the zone: {f['occluded_share']:.2%}; wrong and confident: {f['wrong_share']:.2%})")
-    print(f"arm over zone:         reported occluded {f['occluded_reported_share']:.2%} (else counted beside the arm); "
-          f"wrong and confident: {f['wrong_while_occluded']}; wrongly stable: {f['wrongly_stable_while_occluded']} "
-          "(must be 0)")
-    print(f"observations:          {f['observations']} ChipsInZone, {f['observations_right']} right")
-    print(f"after {args.frames} still frames:  {f['stable_share']:.2%} of zone-frames stable, of which "
-          f"{f['stable_exact_share']:.2%} exact; {f['held_uncertain_share']:.2%} held but uncertain (dealer asked)")
+    f = bench(corpus(args.data, EVALUATION_SET, "--data"), args.frames)
+    _print_figures(f)
     print(f"face-up cards:         {f['cards_share']:.2%} of card areas right")
-    print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame)")
+    print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame, 1280x720)")
     print("denomination confusion (rows: truth, columns: seen; 'none' = not found or unknown):")
     cols = list(next(iter(f["confusion"].values())))
     print("        " + "".join(f"{c:>7}" for c in cols))
     for t, row in f["confusion"].items():
         print(f"  {t:>5} " + "".join(f"{row[c]:>7}" for c in cols))
-    print(json.dumps(figures))
+    print(json.dumps(f))
     return 0

@@ -31,7 +31,8 @@ from calibration.geometry import CameraModel, Layout, Marker, Zone
 from calibration.mount import mount_camera
 
 __all__ = ["CHIP_COLOURS", "FELT", "HOUSE_004", "Arm", "Scene", "Stack", "apart", "calibration_shows", "mount_camera",
-           "random_scene", "render", "sequence", "write_evaluation_set", "write_video", "zone_truth"]
+           "eval_frame", "eval_zones", "random_scene", "render", "sequence", "write_evaluation_set", "write_video",
+           "zone_truth"]
 
 CHIP_COLOURS = {  # BGR face colours of the common colour names (profile ``chips[].colour``)
     "grey": (150, 150, 150), "red": (40, 40, 200), "green": (70, 175, 80), "blue": (175, 80, 30),
@@ -88,6 +89,11 @@ class Scene:
     noise: float = 2.0
     colours: dict[int, str] = field(default_factory=dict)  # value -> colour name
     auto_exposure: bool = True  # the camera's exposure follows the light (False: fixed exposure)
+    felt: BGR = FELT
+    illuminant: tuple[float, ...] | None = None  # a 3 x 3 BGR mixing (row-major): a lamp's light across channels
+    spots: tuple[tuple[float, float, float], ...] = ()  # overhead spots: (u, v) in 0..1, extra light at the centre
+    tone: float = 1.0  # the camera's response: level ** tone (1: linear; under 1 lifts the shadows)
+    flare: float = 0.0  # veiling light added over the whole picture (grey levels)
 
 
 def _felt_outline(layout: Layout, n: int = 24) -> np.ndarray:
@@ -213,17 +219,21 @@ def _arm(img: np.ndarray, camera: CameraModel, arm: Arm) -> None:
 
 def render(scene: Scene, layout: Layout, camera: CameraModel, size: tuple[int, int] = (1280, 720),
            seed: int = 0) -> np.ndarray:
-    """The picture of *scene*: BGR uint8 of *size* (w, h)."""
+    """The picture of *scene*: BGR uint8 of *size* (w, h). A camera with distortion (``dist``)
+    sees the pinhole picture through its lens (:func:`_lens`)."""
     rng = np.random.default_rng(seed)
+    lens, camera = camera, dataclasses.replace(camera, dist=(0.0, 0.0))
     w, h = size
     img = np.zeros((h * SS, w * SS, 3), np.uint8)
     img[:] = (40, 45, 50)
     outline = _felt_outline(layout)
     rail = outline * (1 + 90 / min(layout.width, layout.depth))
     _fill(img, camera, rail, RAIL, convex=False)
-    _fill(img, camera, outline, FELT, convex=False)
-    for mount in layout.cameras:  # every camera's white reference patch
+    _fill(img, camera, outline, scene.felt, convex=False)
+    for mount in layout.cameras:  # every camera's white reference patch and colour card
         _fill(img, camera, np.array(mount.reference), (235, 235, 235))
+        for patch in mount.patches:
+            _fill(img, camera, np.array(patch.polygon), patch.srgb[::-1])
     for marker in layout.markers:
         quiet = _quiet_zone(marker)
         _fill(img, camera, quiet, (240, 240, 240))
@@ -240,22 +250,43 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size: tuple[int, i
         _stack(img, camera, layout, stack, CHIP_COLOURS[scene.colours[stack.value]], rng)
     for arm in scene.arms:
         _arm(img, camera, arm)
-    out: np.ndarray = cv2.resize(img, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+    out: np.ndarray = _lens(cv2.resize(img, size, interpolation=cv2.INTER_AREA).astype(np.float32), lens)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     vignette = 1 - 0.25 * (((xx - w / 2) / w) ** 2 + ((yy - h / 2) / h) ** 2)
     out *= vignette[..., None]
     unlit = float(out.mean())
+    if scene.illuminant is not None:
+        out = cv2.transform(out, np.array(scene.illuminant, np.float32).reshape(3, 3))
     out *= np.array(scene.light, np.float32)
+    for su, sv, strength in scene.spots:  # light pooled under overhead spots (a fifth of the picture wide)
+        pool = np.exp(-(((xx - su * w) / (0.2 * w)) ** 2 + ((yy - sv * h) / (0.2 * w)) ** 2))
+        out *= (1 + strength * pool)[..., None]
     gu, gv, gs = scene.glare
-    if gs:
-        out += gs * np.exp(-(((xx - gu * w) / (0.08 * w)) ** 2 + ((yy - gv * h) / (0.08 * w)) ** 2))[..., None]
+    if gs:  # a reflection of the lamp: white under a white lamp, the lamp's colour under another
+        lamp = np.array(scene.illuminant or np.eye(3).ravel(), np.float32).reshape(3, 3)
+        tint = lamp.sum(1) * 3 / lamp.sum()
+        out += tint * gs * np.exp(-(((xx - gu * w) / (0.08 * w)) ** 2 + ((yy - gv * h) / (0.08 * w)) ** 2))[..., None]
     if scene.auto_exposure:  # the camera's auto exposure (libcamera's default): the frame's mean brightness
         out *= float(np.clip(unlit / max(float(out.mean()), 1e-3), 0.6, 1.6))  # kept, within its range
     if scene.blur:
         out = np.asarray(cv2.GaussianBlur(out, (0, 0), scene.blur))
-    out += rng.normal(0, scene.noise, out.shape).astype(np.float32)
+    if scene.tone != 1.0:
+        out = 255 * (np.clip(out, 0, None) / 255) ** scene.tone
+    out += scene.flare + rng.normal(0, scene.noise, out.shape).astype(np.float32)
     picture: np.ndarray = np.clip(out, 0, 255).astype(np.uint8)
     return picture
+
+
+def _lens(picture: np.ndarray, camera: CameraModel) -> np.ndarray:
+    """The pinhole *picture* as *camera*'s lens shows it (radial distortion); unchanged without one."""
+    if not camera.distorted:
+        return picture
+    h, w = picture.shape[:2]
+    grid = np.mgrid[0:h, 0:w][::-1].reshape(2, -1).T.astype(np.float64)  # every pixel of the lens's picture
+    source = camera.undistort(grid).astype(np.float32).reshape(h, w, 2)  # where the pinhole shows it
+    lensed: np.ndarray = cv2.remap(picture, source[..., 0], source[..., 1], cv2.INTER_LINEAR,
+                                   borderMode=cv2.BORDER_REPLICATE)
+    return lensed
 
 
 def _quiet_zone(marker: Marker) -> np.ndarray:
@@ -333,8 +364,9 @@ def arm_mask(scene: Scene, camera: CameraModel, size: tuple[int, int] = (1280, 7
     """Where the arms of *scene* cover the picture (bool h x w): ground truth for occlusion."""
     img = np.zeros((size[1] * SS, size[0] * SS, 3), np.uint8)
     for arm in scene.arms:
-        _arm(img, camera, dataclasses.replace(arm, skin=0, sleeve=0))
-    covered: np.ndarray = cv2.resize(img, size, interpolation=cv2.INTER_AREA).max(-1) > 0
+        _arm(img, dataclasses.replace(camera, dist=(0.0, 0.0)), dataclasses.replace(arm, skin=0, sleeve=0))
+    pinhole = cv2.resize(img, size, interpolation=cv2.INTER_AREA).max(-1).astype(np.float32)
+    covered: np.ndarray = _lens(pinhole, camera) > 0
     return covered
 
 
@@ -362,6 +394,23 @@ def zone_truth(scene: Scene, layout: Layout, camera: CameraModel,
             "occluded": bool((covered & mask.astype(bool)).any()),
         }
     return out
+
+
+def eval_zones(truth: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """:func:`zone_truth` in the evaluation set's format (``docs/vision.md``): stacks bottom to top,
+    amount, covered, and each stack's base (``at``, mm) for the denomination confusion."""
+    return {name: {"amount": z["amount"], "stacks": [[v] * n for _, _, v, n in z["stacks"]],
+                   "covered": z["occluded"], "at": [[x, y] for x, y, _, _ in z["stacks"]]}
+            for name, z in truth.items()}
+
+
+def eval_frame(file: str, camera: str, sequence: str, t: float, truth: dict[str, dict[str, Any]],
+               cards: Iterable[tuple[str, bool]]) -> dict[str, Any]:
+    """One frame's labels in the evaluation set's format (tags: ``usual``, and ``arm`` with one over a zone)."""
+    zones = eval_zones(truth)
+    tags = ["usual"] + (["arm"] if any(z["covered"] for z in zones.values()) else [])
+    return {"file": file, "camera": camera, "sequence": sequence, "tags": tags, "t": t, "zones": zones,
+            "cards": [[z, up] for z, up in cards]}
 
 
 def _reach(rng: np.random.Generator, zone: Zone) -> tuple[np.ndarray, np.ndarray]:
@@ -427,7 +476,8 @@ def calibration_shows(layout: Layout, colours: dict[int, str], seed: int = 7) ->
 
 def write_evaluation_set(out: str, layout_path: str, scenes: int = 8, frames: int = 10, seed: int = 2026) -> None:
     """Write the fixed evaluation set, per camera: its calibration pictures (``table_<camera>.jpg``,
-    ``chips_<camera>_<value>.jpg``), *scenes* scenes of *frames* frames (JPEG 85) and ``labels.json``."""
+    ``chips_<camera>_<value>.jpg``), *scenes* scenes of *frames* frames (JPEG 85) and ``labels.json``
+    in the evaluation set's format (``docs/vision.md``)."""
     from pathlib import Path
 
     from calibration.geometry import load_layout
@@ -436,23 +486,24 @@ def write_evaluation_set(out: str, layout_path: str, scenes: int = 8, frames: in
     full = load_layout(layout_path)
     jpeg = [cv2.IMWRITE_JPEG_QUALITY, 85]
     rng = np.random.default_rng(seed)
-    labels: dict[str, Any] = {"colours": {str(v): c for v, c in HOUSE_004.items()}, "frames_per_scene": frames,
-              "cameras": [c.name for c in full.cameras], "frames": []}
+    labels: dict[str, Any] = {"format": "pokertable-vision-eval/1", "profile": "004", "calibration": {},
+                              "frames": []}
     for c, mount in enumerate(full.cameras):
         layout = full.view(mount.name)
         camera = mount_camera(layout)
         cv2.imwrite(str(out_dir / f"table_{mount.name}.jpg"), render(Scene(colours=HOUSE_004), layout, camera, seed=1),
                     jpeg)
+        labels["calibration"][mount.name] = {"table": [f"table_{mount.name}.jpg"], "chips": {}}
         for value, scene in calibration_shows(layout, HOUSE_004).items():
             cv2.imwrite(str(out_dir / f"chips_{mount.name}_{value}.jpg"), render(scene, layout, camera, seed=value),
                         jpeg)
+            labels["calibration"][mount.name]["chips"][str(value)] = f"chips_{mount.name}_{value}.jpg"
         for s in range(scenes):
             for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
                 name = f"{mount.name}_s{s:02d}_f{k}.jpg"
                 cv2.imwrite(str(out_dir / name), render(scene, layout, camera, seed=100000 * c + 1000 * s + k), jpeg)
-                labels["frames"].append({"file": name, "camera": mount.name, "scene": s, "t": round(k / 10, 2),
-                                         "zones": zone_truth(scene, layout, camera),
-                                         "cards": [[z, up] for z, up in scene.cards]})
+                labels["frames"].append(eval_frame(name, mount.name, f"{mount.name}-s{s:02d}", round(k / 10, 2),
+                                                   zone_truth(scene, layout, camera), scene.cards))
     (out_dir / "labels.json").write_text(labels_text(labels), encoding="utf-8")
 
 

@@ -20,6 +20,7 @@ never a guess. See ``docs/vision.md``.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,6 +31,8 @@ import numpy as np
 
 from calibration.chips import ChipModels, ColourModel, features
 from calibration.geometry import TableCalibration, Zone
+from firmware_host.vision.colour import CardReference, Correction, card_seen
+from firmware_host.vision.colour import fit as fit_colour
 
 _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
                           np.sin(np.linspace(0, 2 * np.pi, 96, endpoint=False))])
@@ -52,6 +55,7 @@ STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outlin
 CONFIDENT_SIGMAS = 1.5  # uncertainties between a confident height and the half-way point to the next count
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
+CARD_NOISE = 4.0  # grey levels of noise a colour card patch may show beyond REFERENCE_MAX_SPREAD of its level
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
 CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
@@ -121,6 +125,7 @@ class FrameResult:
     zones: dict[str, ZoneCount]
     cards: dict[str, CardSeen]
     white: tuple[float, float, float]
+    relit: str | None = None  # why the light is beyond the calibration's (then every chip zone is uncertain)
 
 
 # a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
@@ -184,6 +189,9 @@ class Counter:
         ref_mask = np.zeros((ry1 - ry0, rx1 - rx0), np.uint8)
         cv2.fillConvexPoly(ref_mask, np.round(inner - (rx0, ry0)).astype(np.int32), 1)
         self.ref_mask = ref_mask.astype(bool)
+        self.card = models.card  # the colour card under the calibration's light (None: white patch only)
+        self.patch_boxes = {p.name: self._patch_box(np.array(p.polygon)) for p in lay.mount().patches}
+        self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame
         self.felt = models.felt
         self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
         # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
@@ -211,6 +219,50 @@ class Counter:
                                                                                      np.float32))
 
     # -- helpers -----------------------------------------------------------------------------
+    def _patch_box(self, patch: np.ndarray) -> tuple[tuple[int, int, int, int], np.ndarray]:
+        """A patch's middle (60 % about its centre: no felt at its edges): its box and mask."""
+        inner = self.cam.project(patch.mean(0) + 0.6 * (patch - patch.mean(0)))
+        x0, y0 = np.floor(inner.min(0)).astype(int)
+        x1, y1 = np.ceil(inner.max(0)).astype(int) + 1
+        mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(mask, np.round(inner - (x0, y0)).astype(np.int32), 1)
+        return (int(y0), int(y1), int(x0), int(x1)), mask.astype(bool)
+
+    def card_colours(self, frame: np.ndarray) -> dict[str, np.ndarray] | None:
+        """The white patch's and each colour card patch's BGR in *frame*; None when one is not
+        seen whole (a hand over it: not even)."""
+        out = {}
+        for name, ((y0, y1, x0, x1), mask) in [("white", (self.ref_box, self.ref_mask)), *self.patch_boxes.items()]:
+            pixels = frame[y0:y1, x0:x1][mask].astype(np.float32)
+            if not len(pixels):
+                return None
+            mean = pixels.mean(0)
+            if (pixels.std(0) > REFERENCE_MAX_SPREAD * mean + CARD_NOISE).any():  # a dark patch's noise is no hand
+                return None
+            out[name] = mean
+        return out
+
+    def correction(self, frame: np.ndarray, previous: np.ndarray | None = None) -> Correction | None:
+        """The colour correction of *frame* towards the calibration's light (``vision.colour``), from
+        its colour card (the frame before's if a hand is over the card); None without a card or
+        when the card is not seen. Kept for the same frame (the health check and the count)."""
+        if self.card is None:
+            return None
+        if self._correction is not None and self._correction[0] is frame:
+            return self._correction[1]
+        measured = self.card_colours(frame)
+        if measured is None and previous is not None:
+            measured = self.card_colours(previous)
+        correction = fit_colour(measured, self.card) if measured is not None else None
+        self._correction = (frame, correction)
+        return correction
+
+    def relit(self, frame: np.ndarray) -> str | None:
+        """Why *frame*'s light is beyond what the calibration covers (None: it is not, or no colour
+        card to tell by, or the card is covered)."""
+        correction = self.correction(frame)
+        return None if correction is None else correction.relit()
+
     def white(self, frame: np.ndarray) -> np.ndarray:
         """The reference patch's colour in *frame* (BGR)."""
         y0, y1, x0, x1 = self.ref_box
@@ -231,10 +283,10 @@ class Counter:
         shape = self._ring_shape if shape is None else shape
         h = shape + (self._P[:, 0] * x + self._P[:, 1] * y + self._P[:, 2] * z + self._P[:, 3])[:, None]
         outline: np.ndarray = (h[:2] / h[2]).T
-        return outline
+        return self.cam.distort(outline)
 
     def _rough_base(self, u: float, v: float) -> np.ndarray:
-        q = cv2.perspectiveTransform(np.array([[[u, v]]], np.float64), self.H_inv).reshape(2)
+        q = cv2.perspectiveTransform(self.cam.undistort(np.array([[u, v]])).reshape(1, 1, 2), self.H_inv).reshape(2)
         d = q - self.cam_xy
         base: np.ndarray = q + d / np.linalg.norm(d) * self.r
         return base
@@ -272,6 +324,8 @@ class Counter:
         base = P[:, 0] * x + P[:, 1] * y + P[:, 3]  # every layer's circle at once: 3 x points x layers
         h = self._dense_shape[:, :, None] + (base[:, None] + P[:, 2][:, None] * (np.arange(n) * self.t))[:, None, :]
         u, v = h[0] / h[2], h[1] / h[2]
+        if self.cam.distorted:
+            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
         upper = v < v.mean(0)
         for k in range(n):
             hu, hv = u[upper[:, k], k], v[upper[:, k], k]
@@ -631,13 +685,20 @@ class Counter:
         seen = self.reference_ok(frame)
         if not seen and previous is not None and self.reference_ok(previous):
             white = self.white(previous)  # an arm passing over the patch: the light of a frame ago
-        elif not seen:  # the patch covered (or dark) for more than a frame: nothing is read
+        if (not seen and (previous is None or not self.reference_ok(previous))
+                or self.card is not None and self.correction(frame, previous) is None):
+            # the white patch or the colour card covered (or dark) for more than a frame: nothing is read
             zones = {r.zone.name: ZoneCount(r.zone.name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, True)
                      for r in self.rois if r.zone.kind != "cards"}
             cards = {r.zone.name: CardSeen(r.zone.name, False, False, True)
                      for r in self.rois if r.zone.kind == "cards"}
             self._last_grey = (frame, _half_grey(frame))
             return FrameResult(zones, cards, _bgr(float(c) for c in white))
+        raw_white, relit, correction = white, None, self.correction(frame, previous)
+        if correction is not None and self.card is not None:
+            relit = correction.relit()
+            if relit is None:
+                white = correction.white(self.card)  # the crops are in the calibration's light
         zones, cards = {}, {}
         change = None
         grey = _half_grey(frame)
@@ -652,15 +713,21 @@ class Counter:
                 change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2].mean() > MOTION_SHARE)
             if roi.zone.kind == "cards":  # cards are big: half scale is plenty
                 crop = crop[::2, ::2]
+            elif relit is not None:  # a light the chip models do not know: nothing is read with confidence
+                zones[roi.zone.name] = ZoneCount(roi.zone.name, ZoneStatus.UNCERTAIN, 0, (), (), 0.0, motion)
+                continue
+            if correction is not None and relit is None:
+                crop = correction.apply(crop)
             smooth = cv2.blur(crop, (3, 3))
-            fg = self.not_felt(smooth, white)
-            f = _Lazy(smooth, white)
+            white_here = white if roi.zone.kind != "cards" or relit is None else raw_white
+            fg = self.not_felt(smooth, white_here)
+            f = _Lazy(smooth, white_here)
             if roi.zone.kind == "cards":
                 cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
-        return FrameResult(zones, cards, _bgr(float(c) for c in white))
+        return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
         area = inside.sum()
@@ -969,7 +1036,28 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         if mine:
             excess[v] = float(np.median([s.excess_px for s in mine]))
             inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
-    return learn(samples, felt, excess, directions, inlay)
+    models = learn(samples, felt, excess, directions, inlay)
+    card, note = colour_card(finder, list(shows.values()))
+    return dataclasses.replace(models, card=card, card_note=note)
+
+
+def colour_card(finder: Counter, pictures: list[np.ndarray]) -> tuple[CardReference | None, str]:
+    """The camera's colour card as the calibration *pictures* show it (their mean), or None and why
+    not: no card in the layout, a patch covered, or patches unlike the printed card
+    (:func:`vision.colour.card_seen`). Without it the counter normalises by the white patch alone."""
+    printed = {p.name: p.srgb for p in finder.calib.layout.mount().patches}
+    if not printed:
+        return None, "the layout gives this camera no colour card"
+    seen = [finder.card_colours(p) for p in pictures]
+    if any(s is None for s in seen):
+        return None, "the colour card is not seen whole in every calibration picture"
+    mean = {n: np.mean([s[n] for s in seen if s is not None], 0) for n in ["white", *printed]}
+    why = card_seen(mean, printed)
+    if why:
+        return None, f"the colour card does not look like its print: {why}"
+    greys = tuple(sorted((n for n, c in printed.items() if len(set(c)) == 1), key=lambda n: printed[n][0]))
+    return CardReference(_bgr(float(c) for c in mean["white"]),
+                         {n: _bgr(float(c) for c in mean[n]) for n in printed}, greys), "colour card seen"
 
 
 class _Lazy:

@@ -11,7 +11,10 @@ from firmware_host.vision.counter import SATURATED, Counter
 
 class CameraHealth:
     """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``,
-    ``overexposed``, ``moved``.
+    ``overexposed``, ``relit``, ``moved``.
+
+    ``relit``: the light has left what the chip calibration covers (``vision.colour``: the colour
+    card's fit, the light's level or colour); while it lasts the chip zones are uncertain.
 
     ``moved``: every *pose_every* seconds the ArUco markers are found again and compared with
     the calibration (``geometry.pose_error``); two checks in a row that find them over
@@ -84,7 +87,10 @@ class CameraHealth:
                 self.focus = sharp
             elif sharp < 0.3 * self.focus and "lost-light" not in seen:
                 seen["lost-focus"] = f"sharpness {sharp:.0f}, calibrated {self.focus:.0f}"
-            for fault in ("lost-light", "lost-focus", "overexposed"):
+            relit = self.counter.relit(frame)
+            if relit is not None and "lost-light" not in seen:
+                seen["relit"] = f"{relit}: chips are not counted; calibrate chips in this light or restore it"
+            for fault in ("lost-light", "lost-focus", "overexposed", "relit"):
                 self._streak[fault] = self._streak.get(fault, 0) + 1 if fault in seen else 0
                 if fault in seen and (self._streak[fault] >= self.persist or fault in self.faults):
                     now[fault] = seen[fault]

@@ -92,6 +92,10 @@ class Stability:
                 self._history[name] = []
                 self._state[name] = ZoneState.OCCLUDED
                 continue
+            if zc.status == ZoneStatus.UNCERTAIN and not zc.stacks:  # nothing read (a light the models do not
+                self._history[name] = []  # know): not an empty zone
+                self._state[name] = ZoneState.UNCERTAIN
+                continue
             history = self._history.setdefault(name, [])
             if history and not self._same(history[-1], zc):
                 history.clear()

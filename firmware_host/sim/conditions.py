@@ -1,0 +1,113 @@
+"""Evaluation sets under named conditions, from the renderer (``python -m firmware_host.sim.conditions OUT``).
+
+Each condition is one set in the evaluation format (``docs/vision.md``), tagged with its
+name: the cameras calibrated under the calibration's conditions, then frames under the
+frames' conditions. Light conditions calibrate in the usual light and film in another (what
+the colour correction must hold); felt and lens conditions calibrate and film alike (what
+calibration must cope with). These are the renderer's own pictures, made by the same hands
+as the counter: ``docs/vision-eval.md`` has the independent, physically based sets.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from calibration.geometry import load_layout
+from calibration.mount import mount_camera
+from firmware_host.sim.render import (
+    HOUSE_004,
+    Scene,
+    calibration_shows,
+    eval_frame,
+    labels_text,
+    render,
+    sequence,
+    zone_truth,
+)
+
+__all__ = ["CONDITIONS", "Condition", "write_condition_set"]
+
+WARM = (0.55, 0.06, 0.0, 0.04, 0.85, 0.05, 0.0, 0.08, 1.15)  # a warm lamp, BGR mixing (row-major)
+HARSH = (0.30, 0.10, 0.0, 0.05, 0.75, 0.10, 0.0, 0.15, 1.30)  # beyond what one calibration covers
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What changes from the usual scene: at calibration, in the frames, and the camera's lens."""
+
+    calibration: dict[str, Any] = field(default_factory=dict)
+    frames: dict[str, Any] = field(default_factory=dict)
+    light: float = 1.0  # the frames' light level, times the usual
+    dist: tuple[float, float] = (0.0, 0.0)
+
+
+CONDITIONS = {
+    "usual": Condition(),
+    "warm-dim": Condition(frames={"illuminant": WARM, "tone": 0.85, "flare": 4.0}, light=0.45),
+    "dim": Condition(light=0.4),
+    "tone-curve": Condition(frames={"tone": 0.7, "flare": 6.0}),
+    "spots": Condition(frames={"spots": ((0.35, 0.55, 0.6), (0.75, 0.7, 0.5))}),
+    "blur": Condition(frames={"blur": 2.0}),
+    "felt-blue": Condition(calibration={"felt": (120, 70, 25)}, frames={"felt": (120, 70, 25)}),
+    "felt-beige": Condition(calibration={"felt": (150, 185, 205)}, frames={"felt": (150, 185, 205)}),
+    "distortion": Condition(dist=(-0.12, 0.03)),
+    "harsh-light": Condition(frames={"illuminant": HARSH}),
+}
+
+
+def _scene(scene: Scene, changes: dict[str, Any], light: float = 1.0) -> Scene:
+    b, g, r = (level * light for level in scene.light)
+    return dataclasses.replace(scene, **changes, light=(b, g, r))
+
+
+def write_condition_set(out: str | Path, layout_path: str | Path, name: str, scenes: int = 1, frames: int = 10,
+                        seed: int = 404) -> Path:
+    """The set of condition *name* in *out*/*name*: per camera its calibration pictures and
+    *scenes* sequences of *frames* (at least 10) frames."""
+    condition = CONDITIONS[name]
+    root = Path(out) / name
+    root.mkdir(parents=True, exist_ok=True)
+    full = load_layout(layout_path)
+    jpeg = [cv2.IMWRITE_JPEG_QUALITY, 88]
+    rng = np.random.default_rng(seed)
+    labels: dict[str, Any] = {"format": "pokertable-vision-eval/1", "profile": "004", "calibration": {},
+                              "frames": []}
+    for c, mount in enumerate(full.cameras):
+        layout = full.view(mount.name)
+        camera = dataclasses.replace(mount_camera(layout), dist=condition.dist)
+        table = f"table_{mount.name}.jpg"
+        cv2.imwrite(str(root / table), render(_scene(Scene(colours=HOUSE_004), condition.calibration), layout,
+                                              camera, seed=1), jpeg)
+        chips = {}
+        for value, show in calibration_shows(layout, HOUSE_004).items():
+            chips[str(value)] = f"chips_{mount.name}_{value}.jpg"
+            cv2.imwrite(str(root / chips[str(value)]),
+                        render(_scene(show, condition.calibration), layout, camera, seed=value), jpeg)
+        labels["calibration"][mount.name] = {"table": [table], "chips": chips}
+        for s in range(scenes):
+            for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
+                scene = _scene(scene, condition.frames, condition.light)
+                file = f"{mount.name}_s{s:02d}_f{k}.jpg"
+                cv2.imwrite(str(root / file), render(scene, layout, camera, seed=100000 * c + 1000 * s + k), jpeg)
+                frame = eval_frame(file, mount.name, f"{mount.name}-s{s:02d}", round(k / 10, 2),
+                                   zone_truth(scene, layout, camera), scene.cards)
+                frame["tags"] = [name] + frame["tags"][1:]
+                labels["frames"].append(frame)
+    (root / "labels.json").write_text(labels_text(labels), encoding="utf-8")
+    return root
+
+
+if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME...]
+    import sys
+
+    from firmware_host import data
+    with data.path(data.CAMERA_LAYOUT) as shipped:
+        for condition in sys.argv[2:] or list(CONDITIONS):
+            print(json.dumps({"condition": condition,
+                              "set": str(write_condition_set(sys.argv[1], shipped, condition, scenes=2))}))
