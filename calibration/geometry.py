@@ -433,13 +433,14 @@ LENS_MIN_GAIN_PX = 0.1  # ... and by at least this much (a pinhole picture's cor
 
 
 def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, camera: str | None = None,
-                    max_rms_px: float = 2.0) -> TableCalibration:
+                    max_rms_px: float = 2.0, lens: bool = True) -> TableCalibration:
     """Camera *camera*'s pose, focal length and lens from the markers seen in *images* (one or
     more pictures from that camera as mounted: each marker's corners found in any of them).
 
     A pinhole camera is fitted first, then one with radial distortion (k1; k2 too with 8
     markers or more): the lens is kept when it explains the corners clearly better
-    (``LENS_GAIN``, ``LENS_MIN_GAIN_PX``), so a camera without distortion stays a pinhole.
+    (``LENS_GAIN``, ``LENS_MIN_GAIN_PX``), so a camera without distortion stays a pinhole
+    (*lens* False: a pinhole in any case).
     The calibration holds the layout as that camera sees it (:meth:`Layout.view`).
     """
     pictures = [images] if isinstance(images, np.ndarray) else list(images)
@@ -465,7 +466,7 @@ def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, c
              | cv2.CALIB_ZERO_TANGENT_DIST | cv2.CALIB_FIX_K3)
     rms, K, dist, rvecs, tvecs = cv2.calibrateCamera([obj], [img], (w, h), K0, np.zeros(5),
                                                      flags=fixed | cv2.CALIB_FIX_K1 | cv2.CALIB_FIX_K2)
-    if len(seen) >= LENS_MIN_MARKERS:
+    if lens and len(seen) >= LENS_MIN_MARKERS:
         lens_flags = fixed | (0 if len(seen) >= 8 else cv2.CALIB_FIX_K2)
         fit = cv2.calibrateCamera([obj], [img], (w, h), K.copy(), np.zeros(5), flags=lens_flags)
         if (np.isfinite(fit[0]) and fit[0] < LENS_GAIN * rms and rms - fit[0] >= LENS_MIN_GAIN_PX

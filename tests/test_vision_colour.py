@@ -1,0 +1,171 @@
+"""Colour under a change of light, the lens, robust chip calibration: on rendered picture files."""
+import dataclasses
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.chips import ColourModel, inliers, learn
+from calibration.geometry import calibrate_table, load_layout
+from calibration.mount import mount_camera
+from firmware_host import data
+from firmware_host.sim.conditions import write_condition_set
+from firmware_host.sim.render import HOUSE_004, Scene, render
+from firmware_host.vision.colour import CardReference, fit
+from firmware_host.vision.evaluation import calibrate_camera, evaluate, load_set, read_picture
+from firmware_host.vision.health import CameraHealth
+
+
+@pytest.fixture(scope="module")
+def layout_path():
+    with data.path(data.CAMERA_LAYOUT) as path:
+        yield path
+
+
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory, layout_path):
+    """Rendered sets (calibrated in the usual light) under another light, and the usual one."""
+    out = tmp_path_factory.mktemp("conditions")
+    return {name: load_set(write_condition_set(out, layout_path, name, scenes=1))
+            for name in ("usual", "warm-dim", "harsh-light", "distortion")}
+
+
+def test_a_correction_fitted_on_the_card_maps_a_lamp_and_a_tone_curve_back():
+    reference = CardReference((220.0, 230.0, 232.0), {"grey-20": (48.0, 50.0, 51.0), "grey-45": (105.0, 111.0, 112.0),
+                                                      "grey-75": (174.0, 184.0, 186.0), "red": (37.0, 43.0, 172.0),
+                                                      "green": (64.0, 136.0, 59.0), "blue": (147.0, 63.0, 44.0)},
+                              ("grey-20", "grey-45", "grey-75"))
+    lamp = np.array([[0.55, 0.06, 0.0], [0.04, 0.85, 0.05], [0.0, 0.08, 1.15]])
+
+    def seen(bgr):
+        return 255 * (np.clip(lamp @ np.array(bgr), 0, None) / 255) ** 0.85 + 4
+
+    measured = {n: seen(c) for n, c in reference.patches.items()} | {"white": seen(reference.white)}
+    correction = fit(measured, reference)
+    assert correction.relit() is None  # within the bounds: the fit is under RESIDUAL_MAX
+    pixels = np.array([[measured[n] for n in reference.patches]], np.float32).round().astype(np.uint8)
+    back = correction.apply(pixels).astype(float) / correction.scale
+    assert np.abs(back - np.array([list(reference.patches.values())])).max() < 12
+    harsh = fit({n: np.array(c) * (0.3, 0.75, 1.3) for n, c in measured.items()}, reference)
+    assert harsh.relit() and "light colour" in harsh.relit()
+    dark = fit({n: np.array(c) * 0.2 for n, c in measured.items()}, reference)
+    assert "light level" in dark.relit()
+
+
+@pytest.mark.parametrize("name", ["usual", "warm-dim"])
+def test_another_light_after_calibration_is_counted_never_wrong(sets, name):
+    figures = evaluate(sets[name])
+    assert all(c["colour_card"] for c in figures["calibration"].values())
+    assert figures["wrong_share"] == 0 and figures["covered_wrong"] == 0 and figures["stable_wrong"] == 0
+    assert figures["exact_share"] >= (0.9 if name == "usual" else 0.8)  # measured: 94 % and 83 % (rest uncertain)
+
+
+def test_the_same_warm_light_read_through_the_white_patch_alone_does_worse(sets):
+    """Without the card (the counter as it was) the warm, dim light loses counts: what the card buys."""
+    warm = sets["warm-dim"]
+    with_card = evaluate(warm)["exact_share"]
+    calibrated = calibrate_camera(warm.layout, "right", warm.calibration["right"])
+    plain = dataclasses.replace(calibrated.counter.models, card=None)
+    from firmware_host.vision.counter import Counter
+    counters = {"with": calibrated.counter, "without": Counter(calibrated.counter.calib, plain)}
+    exact = {k: 0 for k in counters}
+    frames = [f for f in warm.frames if f.camera == "right"]
+    for frame in frames:
+        image = read_picture(frame.file)
+        for key, counter in counters.items():
+            result = counter.count(image)
+            exact[key] += sum(result.zones[z].status == "ok" and result.zones[z].amount == t.amount
+                              for z, t in frame.zones.items() if not t.covered)
+    assert exact["with"] > exact["without"] and with_card > 0.8
+
+
+def test_a_light_beyond_the_calibration_raises_relit_and_leaves_the_zones_uncertain(sets):
+    harsh = sets["harsh-light"]
+    figures = evaluate(harsh)
+    assert figures["wrong_share"] == 0 and figures["uncertain_share"] == 1.0 and figures["stable"] == 0
+    counter = calibrate_camera(harsh.layout, "right", harsh.calibration["right"]).counter
+    health = CameraHealth(counter, persist=3)
+    frames = [read_picture(f.file) for f in harsh.frames if f.camera == "right"][:4]
+    out = [health.feed(0.1 * k, frame) for k, frame in enumerate(frames)]
+    assert out[:2] == [[], []] and "relit" in [o.fault for o in out[2]]
+    relit = next(o for o in out[2] if o.fault == "relit")
+    assert "light colour" in relit.detail and "calibrate chips in this light" in relit.detail
+    usual = sets["usual"]
+    calm = CameraHealth(calibrate_camera(usual.layout, "right", usual.calibration["right"]).counter, persist=3)
+    assert [calm.feed(0.1 * k, read_picture(f.file)) for k, f in enumerate(usual.frames[:4])] == [[]] * 4
+
+
+def test_a_hand_over_the_colour_card_is_occlusion_not_a_change_of_light(sets, layout_path):
+    usual = sets["usual"]
+    counter = calibrate_camera(usual.layout, "right", usual.calibration["right"]).counter
+    view = load_layout(layout_path).view("right")
+    image = render(Scene(colours=HOUSE_004), view, mount_camera(view), seed=3)
+    assert counter.card_colours(image) is not None
+    fingers = counter.cam.project(np.array(view.mount().patches[0].polygon))  # a hand over half the first patch
+    cv2.fillConvexPoly(image, np.round(fingers[:3]).astype(np.int32), (120, 150, 200))
+    assert counter.card_colours(image) is None and counter.relit(image) is None
+    assert {z.status for z in counter.count(image).zones.values()} == {"occluded"}
+
+
+def test_the_lens_is_fitted_where_a_pinhole_cannot_fit(sets, layout_path):
+    view = load_layout(layout_path).view("right")
+    lens = dataclasses.replace(mount_camera(view), dist=(-0.12, 0.03))
+    picture = render(Scene(colours=HOUSE_004), view, lens, seed=1)
+    calib = calibrate_table(picture, view, "right")
+    assert calib.camera.distorted and abs(calib.camera.dist[0] + 0.11) < 0.03 and calib.rms_px < 1.5
+    pinhole = calibrate_table(picture, view, "right", max_rms_px=100, lens=False)
+    assert pinhole.rms_px > 2.0  # over the fit limit: refused without the lens
+    assert calib.camera.to_dict()["dist"] == list(calib.camera.dist)
+    flat = calibrate_table(render(Scene(colours=HOUSE_004), view, mount_camera(view), seed=1), view, "right")
+    assert not flat.camera.distorted  # no lens fitted into a camera that has none
+    figures = evaluate(sets["distortion"])
+    assert figures["wrong_share"] == 0 and figures["exact_share"] >= 0.9  # measured: 94 % (rest uncertain)
+    assert all(c["distortion"][0] < -0.05 for c in figures["calibration"].values())
+
+
+def test_a_saved_calibration_from_before_the_lens_fit_is_a_pinhole(tmp_path, layout_path):
+    from calibration.geometry import load_calibration
+    view = load_layout(layout_path).view("left")
+    calib = calibrate_table(render(Scene(colours=HOUSE_004), view, mount_camera(view), seed=1), view, "left")
+    saved = calib.to_dict()
+    del saved["camera"]["dist"]
+    path = tmp_path / "old.json"
+    import json
+    path.write_text(json.dumps(saved))
+    assert load_calibration(path).camera.dist == (0.0, 0.0)
+
+
+def test_an_outlier_chip_is_left_out_instead_of_refusing_the_set():
+    rng = np.random.default_rng(5)
+    grey = rng.normal((0.333, 0.333, 0.6), (0.004, 0.004, 0.02), (12, 3))
+    pink = rng.normal((0.36, 0.25, 0.75), (0.004, 0.004, 0.02), (12, 3))
+    greenish = np.vstack([grey, [[0.30, 0.37, 0.58]]])  # one far chip of the grey picture read greenish
+    assert inliers(greenish).tolist() == [True] * 12 + [False]
+    felt = ColourModel((0.26, 0.6, 0.25), (0.012, 0.012, 0.04))
+    models = learn({50: greenish, 2000: pink}, felt)
+    assert models.left_out == {50: 1, 2000: 0}
+    assert models.chips[50].spread[1] < 0.01  # the grey model was not widened by it
+
+
+def test_calibrate_chips_says_which_chips_it_left_out(tmp_path, layout_path):
+    """A 2000 chip lying among the 50s of the 50 picture: left out and said, the set still learnt."""
+    from firmware_host.sim.render import Stack, calibration_shows
+    view = load_layout(layout_path).view("left")
+    camera = mount_camera(view)
+    table = tmp_path / "table.json"
+    calibrate_table(render(Scene(colours=HOUSE_004), view, camera, seed=1), view, "left").save(table)
+    shows = calibration_shows(view, HOUSE_004)
+    odd = shows[50].stacks[0]
+    shows[50] = dataclasses.replace(shows[50], stacks=(Stack(odd.x, odd.y, 2000, 1),) + shows[50].stacks[1:])
+    args = []
+    for value, scene in shows.items():
+        cv2.imwrite(str(tmp_path / f"{value}.png"), render(scene, view, camera, seed=value))
+        args += ["--show", f"{value}={tmp_path / f'{value}.png'}"]
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "calibrate", "chips", "--table", str(table),
+                           *args, "--out", str(tmp_path / "chips.json"), "--picture", str(tmp_path / "c.jpg")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "   50: 1 chip(s) left out of its colour model" in done.stdout
+    assert "colour card: seen" in done.stdout
