@@ -94,8 +94,10 @@ def settle(engine: Table, t: float) -> None:
     if game.actor is None and game.pots_due:      # pots are due only once the betting is over
         for pushed in game.push_pots():
             won = award(pushed, engine.carried, engine.unit)
-            for seat in won.pot.winners if won.share else ():
-                hand.bonus[seat] = hand.bonus.get(seat, 0) + won.share
+            # what each winner takes beyond pokerkit's push (carried chips, odd chips spread: 000 §20A)
+            for seat, took, pushed_share in zip(won.pot.winners, won.pot.amounts, pushed.amounts):
+                if took != pushed_share:
+                    hand.bonus[seat] = hand.bonus.get(seat, 0) + took - pushed_share
             engine.carried = won.carried
             engine.emit(PotAwarded, t, **vars(won.pot), odd_chip_rule=odd_chip_rule(won.pot, engine.profile),
                         carried=won.carried)
