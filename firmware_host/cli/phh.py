@@ -16,7 +16,8 @@ def register(parsers: Parsers) -> None:
     actions = phh.add_subparsers(dest="phh_command", required=True, metavar="ACTION")
     verify = actions.add_parser("verify", help="replay PHH hands through the engine; compare with the record")
     verify.add_argument("files", nargs="*", help=".phh or .phhs files (default: the Pluribus hands)")
-    verify.add_argument("--profile", default="000")
+    verify.add_argument("--profile", default=None,
+                        help="house rules: 000..004 or a TOML file (default: each hand's _house field, else 000)")
     verify.add_argument("--limit", type=int, default=0, help="only the first N hands of each file")
     verify.add_argument("--quiet", action="store_true", help="print disagreements only")
     verify.set_defaults(func=cmd_verify)
@@ -29,15 +30,30 @@ def register(parsers: Parsers) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from firmware_host.hil.phh import load, verify
+    from pokerkit import HandHistory
 
-    house = profile(args.profile)
-    total = agree = odd = 0
+    from firmware_host.hil.phh import load, verify_hand
+    from firmware_host.rules.profile import Profile
+
+    houses: dict[str, Profile] = {}
+
+    def house_of(hh: HandHistory) -> Profile:
+        """--profile, else the hand's own house (a table's hand history says it), else 000."""
+        name = args.profile or str(hh.user_defined_fields.get("_house", "000"))
+        if name not in houses:
+            houses[name] = profile(name)
+        return houses[name]
+
+    total = agree = odd = voided = 0
     for path in [str(existing(f, "phh verify")) for f in args.files] or [pluribus()]:
         hands = load(path)[: args.limit] if args.limit else load(path)
         with progress(len(hands), "hands") as bar:    # shown on a terminal only
-            for verdict in verify(enumerate(hands, 1), house):
+            for number, hh in enumerate(hands, 1):
                 bar.update()
+                if hh.user_defined_fields.get("_voided"):
+                    voided += 1          # the TD voided it: every bet returned, nothing to replay
+                    continue
+                verdict = verify_hand(number, hh, house_of(hh))
                 total += 1
                 agree += verdict.agree
                 odd += verdict.odd_chip and verdict.agree
@@ -48,8 +64,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
                               file=sys.stdout)
     if odd:
         print(f"{odd} hand(s) split a pot with an odd chip: the record halves it; the table cannot, "
-              f"so they agree when the odd chip went where profile {house.id} says and every stack "
+              f"so they agree when the odd chip went where the house profile says and every stack "
               "is within one chip of the record")
+    if voided:
+        print(f"{voided} hand(s) marked _voided (the TD voided them, every bet returned): not replayed")
     print(f"agree: {agree}/{total}")
     return 0 if agree == total else 1
 

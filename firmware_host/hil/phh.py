@@ -84,13 +84,30 @@ def _cards(text: str) -> list[str]:
     return cards
 
 
-def _chips(amount: int, split: bool) -> tuple[tuple[int, int], ...]:
-    """Chips for *amount*; with *split*, never a single chip (a silent raise, 000 §44)."""
-    pairs = breakdown(amount, PHH_CHIPS)
-    if split and len(pairs) == 1 and pairs[0][1] == 1 and amount > 1:
+def chip_unit(hh: HandHistory) -> int:
+    """The smallest chip in play of hand *hh*: its ``_chip_unit`` field (a table's hand history, exported by
+    the hall), else 1 (PHH itself has no chips)."""
+    unit = hh.user_defined_fields.get("_chip_unit", 1)
+    if not isinstance(unit, int) or unit < 1:
+        raise PhhError(f"_chip_unit {unit!r} must be a whole number of at least 1")
+    return unit
+
+
+def _chip_set(unit: int) -> tuple[int, ...]:
+    """The chips pushed when the smallest in play is *unit*."""
+    return tuple(sorted({unit} | {c for c in PHH_CHIPS if c >= unit and c % unit == 0}))
+
+
+def _chips(amount: int, split: bool, chips: tuple[int, ...] = PHH_CHIPS) -> tuple[tuple[int, int], ...]:
+    """Chips for *amount*; with *split*, never a single chip (a silent raise, 000 §44) when a smaller exists."""
+    try:
+        pairs = breakdown(amount, chips)
+    except ValueError as exc:
+        raise PhhError(f"{exc}: not a whole number of the hand's smallest chip (_chip_unit)") from None
+    if split and len(pairs) == 1 and pairs[0][1] == 1 and amount > chips[0]:
         value = pairs[0][0]
-        smaller = max(v for v in PHH_CHIPS if v < value)
-        pairs = breakdown(value - smaller, PHH_CHIPS) + ((smaller, 1),)
+        smaller = max(v for v in chips if v < value)
+        pairs = breakdown(value - smaller, chips) + ((smaller, 1),)
         pairs = tuple(sorted(_merge(pairs).items(), reverse=True))
     return pairs
 
@@ -111,6 +128,7 @@ class _Table:
     bets: list[int]
     zones: list[dict[int, int]] = field(default_factory=list)
     live: list[bool] = field(default_factory=list)
+    chips: tuple[int, ...] = PHH_CHIPS
 
 
 def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
@@ -177,7 +195,7 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
     burns = iter(c for c in DECK if c not in used)
 
     # who posts what, in PHH (position) order
-    table = _Table(stacks=list(hh.starting_stacks), bets=[0] * n, live=[True] * n)
+    table = _Table(stacks=list(hh.starting_stacks), bets=[0] * n, live=[True] * n, chips=_chip_set(chip_unit(hh)))
     posts = [ante] * n if ante else [0] * n
     if bb_ante:
         posts[1 if n > 2 else 0] = bb_ante
@@ -188,7 +206,7 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
         paid = min(blind_of[i], table.stacks[i])
         table.bets[i] = paid
         table.stacks[i] -= paid
-    table.zones = [dict(breakdown(b, PHH_CHIPS)) if b else {} for b in table.bets]
+    table.zones = [dict(_chips(b, False, table.chips)) if b else {} for b in table.bets]
     lines[hand_line] = " ".join(["hand"] + [f"{seats[i]}:{b}" for i, b in enumerate(table.bets) if b])
 
     expected: list[Expected] = []
@@ -263,7 +281,7 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
 
 def _push(table: _Table, i: int, amount: int, *, split: bool) -> str:
     """Push *amount* for position *i*; the chips pushed, as a script writes them (``100x2 25``)."""
-    new = _chips(amount, split)
+    new = _chips(amount, split, table.chips)
     table.zones[i] = _merge(table.zones[i].items(), new)
     table.bets[i] += amount
     table.stacks[i] -= amount
@@ -285,9 +303,10 @@ def verify_hand(number: int, hh: HandHistory, profile: Profile) -> Verdict:
     """Run hand *hh* through a fresh engine; compare actions and final stacks with the record."""
     try:
         obs, expected = observations(hh)
+        unit = chip_unit(hh)
     except PhhError as exc:
         return Verdict(number, False, False, f"cannot replay: {exc}", ())
-    engine = HandEngine(profile, "phh", chip_unit=1)
+    engine = HandEngine(profile, "phh", chip_unit=unit)
     events: list[Event] = []
     for o in obs:
         events.extend(engine.feed(o))

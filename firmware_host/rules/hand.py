@@ -70,7 +70,7 @@ class Hand:
     bets: BetZones = field(default_factory=BetZones)
     actions: ActionCount = field(default_factory=ActionCount)
     mucked: set[int] = field(default_factory=set)              # seats that mucked at showdown
-    bonus: dict[int, int] = field(default_factory=dict)        # chips won beyond pokerkit's push: carried (004 B.b), odd chips spread (000 §20A)
+    bonus: dict[int, int] = field(default_factory=dict)  # won beyond pokerkit's push: carried (004 B.b), odd (000 §20A)
 
     @property
     def dealt_all(self) -> bool:

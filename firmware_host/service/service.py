@@ -159,7 +159,7 @@ class Service:
         return {"software": SOFTWARE, "contract_version": CONTRACT_VERSION, "event_schema": "pokertable.event",
                 "event_schema_version": 1, "profile": self.profile.id, "session": self.journal.session,
                 "started": round(self._started, 3), "hardware": self.config.hardware, "source": self.source,
-                "simulated": self.source != "devices"}
+                "simulated": self.source != "devices", "chip_unit": self.engine.unit}
 
     # -- the loop ---------------------------------------------------------------
     def feed_from(self, source: Iterable[object]) -> threading.Thread:

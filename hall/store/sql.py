@@ -1,0 +1,298 @@
+"""One schema, two databases: the archive's tables and every query on them.
+
+Writes are idempotent on the message id (``(topic, id)``: the same event comes on its topic once, and
+its duplicates are dropped whatever ``replayed`` says); each table's rows form a hash chain
+(:mod:`hall.chain`), extended under a lock on that table's chain head so that several workers can share
+one database. Per stream (table, topic, boot) the store keeps how many messages it holds and the
+highest ``seq``: their difference is what was lost (or is still on its way).
+
+URLs: ``sqlite:///path/archive.sqlite`` (or a plain path), ``postgresql://user@host:port/db``.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hall.chain import GENESIS, Link, link_hash
+
+SCHEMA_VERSION = 1
+GAP_TOPICS = frozenset({"secure-event", "event", "irregularity"})
+"""Topics whose ``seq`` runs 1, 2, 3... per boot: a hole is a lost message (``status`` numbers otherwise)."""
+
+DDL = (
+    """CREATE TABLE IF NOT EXISTS messages (
+        topic TEXT NOT NULL, id TEXT NOT NULL, table_id TEXT NOT NULL, boot TEXT NOT NULL, seq BIGINT NOT NULL,
+        session TEXT, hand BIGINT, event_seq BIGINT, kind TEXT, payload TEXT NOT NULL,
+        published DOUBLE PRECISION, received DOUBLE PRECISION NOT NULL, stored DOUBLE PRECISION NOT NULL,
+        link BIGINT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL,
+        PRIMARY KEY (topic, id))""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS messages_chain ON messages (table_id, link)",
+    "CREATE INDEX IF NOT EXISTS messages_stream ON messages (table_id, topic, boot, seq)",
+    "CREATE INDEX IF NOT EXISTS messages_hand ON messages (table_id, topic, session, hand)",
+    "CREATE TABLE IF NOT EXISTS chains (table_id TEXT PRIMARY KEY, link BIGINT NOT NULL, hash TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS streams (table_id TEXT NOT NULL, topic TEXT NOT NULL, boot TEXT NOT NULL,
+        count BIGINT NOT NULL, max_seq BIGINT NOT NULL, PRIMARY KEY (table_id, topic, boot))""",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+
+
+class StoreError(RuntimeError):
+    """The store cannot be opened or used: the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One message as received: where from, its envelope, its JSON text (canonical), when."""
+
+    table: str
+    topic: str
+    msg_id: str
+    boot: str
+    seq: int
+    payload: str
+    published: float | None
+    received: float
+    session: str | None = None
+    hand: int | None = None
+    event_seq: int | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Messages a stream lacks: seq *first* .. *last* of (table, topic, boot)."""
+
+    table: str
+    topic: str
+    boot: str
+    first: int
+    last: int
+
+    def __str__(self) -> str:
+        span = f"seq {self.first}" if self.first == self.last else f"seq {self.first}-{self.last}"
+        return f"table {self.table}: {self.topic} of boot {self.boot}: {span} missing"
+
+
+class SqlStore:
+    """The archive on one database connection (*dialect* ``sqlite`` or ``postgresql``). Closable; thread-safe
+    (one lock around the connection)."""
+
+    def __init__(self, conn: Any, dialect: str, where: str) -> None:
+        self.conn, self.dialect, self.where = conn, dialect, where
+        self._lock = threading.Lock()
+        self._closed = False
+        with self._lock:
+            self._begin()
+            for statement in DDL:
+                self._x(statement)
+            self._x("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                    ("schema_version", str(SCHEMA_VERSION)))
+            row = self._x("SELECT value FROM meta WHERE key = ?", ("schema_version",)).fetchone()
+            self.conn.commit()
+        if int(row[0]) > SCHEMA_VERSION:
+            self.close()
+            raise StoreError(f"{where}: written with schema version {row[0]}; this release reads up to "
+                             f"{SCHEMA_VERSION}: upgrade tablectl")
+
+    # -- plumbing -------------------------------------------------------------------
+    def _x(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        if self.dialect == "postgresql":
+            sql = sql.replace("?", "%s")
+        return self.conn.execute(sql, tuple(args))
+
+    def _begin(self) -> None:
+        if self.dialect == "sqlite":
+            self.conn.execute("BEGIN IMMEDIATE")   # the write lock: chains extend one writer at a time
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            self._begin_read()
+            rows = self._x(sql, args).fetchall()
+            self.conn.commit()
+            return list(rows)
+
+    def _begin_read(self) -> None:
+        if self.dialect == "sqlite":
+            self.conn.execute("BEGIN")
+
+    # -- writing --------------------------------------------------------------------
+    def add(self, batch: Sequence[Incoming], now: float) -> list[bool]:
+        """Store *batch* in one transaction; which of its messages were new (False: a duplicate by id)."""
+        new: list[bool] = []
+        with self._lock:
+            try:
+                self._begin()
+                heads = {t: self._head(t) for t in sorted({m.table for m in batch})}  # locked in one order
+                for m in batch:
+                    link, prev = heads[m.table]
+                    digest = link_hash(prev, m.table, m.topic, m.msg_id, m.payload)
+                    done = self._x(
+                        "INSERT INTO messages (topic, id, table_id, boot, seq, session, hand, event_seq, kind, "
+                        "payload, published, received, stored, link, prev_hash, hash) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (topic, id) DO NOTHING",
+                        (m.topic, m.msg_id, m.table, m.boot, m.seq, m.session, m.hand, m.event_seq, m.kind,
+                         m.payload, m.published, m.received, now, link + 1, prev, digest)).rowcount == 1
+                    new.append(done)
+                    if not done:
+                        continue
+                    heads[m.table] = (link + 1, digest)
+                    if m.topic in GAP_TOPICS:
+                        self._x("INSERT INTO streams (table_id, topic, boot, count, max_seq) VALUES (?, ?, ?, 1, ?) "
+                                "ON CONFLICT (table_id, topic, boot) DO UPDATE SET count = streams.count + 1, "
+                                "max_seq = CASE WHEN excluded.max_seq > streams.max_seq THEN excluded.max_seq "
+                                "ELSE streams.max_seq END", (m.table, m.topic, m.boot, m.seq))
+                for table, (link, digest) in heads.items():
+                    self._x("UPDATE chains SET link = ?, hash = ? WHERE table_id = ?", (link, digest, table))
+                self.conn.commit()
+            except BaseException:
+                self.conn.rollback()
+                raise
+        return new
+
+    def _head(self, table: str) -> tuple[int, str]:
+        self._x("INSERT INTO chains (table_id, link, hash) VALUES (?, 0, ?) ON CONFLICT (table_id) DO NOTHING",
+                (table, GENESIS))
+        lock = " FOR UPDATE" if self.dialect == "postgresql" else ""
+        link, digest = self._x(f"SELECT link, hash FROM chains WHERE table_id = ?{lock}", (table,)).fetchone()
+        return int(link), str(digest)
+
+    # -- reading --------------------------------------------------------------------
+    def tables(self) -> list[str]:
+        return [r[0] for r in self._rows("SELECT table_id FROM chains ORDER BY table_id")]
+
+    def count(self, table: str | None = None) -> int:
+        if table is None:
+            return int(self._rows("SELECT COUNT(*) FROM messages")[0][0])
+        return int(self._rows("SELECT COUNT(*) FROM messages WHERE table_id = ?", (table,))[0][0])
+
+    def links(self, table: str, batch: int = 5000) -> Iterator[Link]:
+        """*table*'s chain in link order (read in batches)."""
+        after = 0
+        while True:
+            rows = self._rows("SELECT table_id, link, topic, id, payload, prev_hash, hash FROM messages "
+                              "WHERE table_id = ? AND link > ? ORDER BY link LIMIT ?", (table, after, batch))
+            for r in rows:
+                yield Link(r[0], int(r[1]), r[2], r[3], r[4], r[5], r[6])
+            if len(rows) < batch:
+                return
+            after = int(rows[-1][1])
+
+    def gaps(self) -> list[Gap]:
+        """Every stream's missing seq ranges (from 1 to the highest stored)."""
+        short = self._rows("SELECT table_id, topic, boot FROM streams WHERE max_seq > count "
+                           "ORDER BY table_id, topic, boot")
+        out: list[Gap] = []
+        for table, topic, boot in short:
+            rows = self._rows(
+                "SELECT prev + 1, seq - 1 FROM (SELECT seq, LAG(seq, 1, 0) OVER (ORDER BY seq) AS prev FROM messages "
+                "WHERE table_id = ? AND topic = ? AND boot = ?) w WHERE seq > prev + 1 ORDER BY seq",
+                (table, topic, boot))
+            out += [Gap(table, topic, boot, int(a), int(b)) for a, b in rows]
+        return out
+
+    def events(self, table: str, since: float | None = None, until: float | None = None) -> list[dict[str, Any]]:
+        """*table*'s engine events (the secure tree's, hole cards included) in event order, each with
+        ``session`` (its journal session) added; *since*/*until* bound the publish time."""
+        sql = ("SELECT payload FROM messages WHERE table_id = ? AND topic = 'secure-event'"
+               + (" AND published >= ?" if since is not None else "")
+               + (" AND published <= ?" if until is not None else "") + " ORDER BY session, event_seq")
+        args: list[Any] = [table] + [v for v in (since, until) if v is not None]
+        out = []
+        for (text,) in self._rows(sql, args):
+            payload = json.loads(text)
+            out.append({**payload["event"], "session": _session(payload)})
+        return out
+
+    def births(self, table: str) -> list[dict[str, Any]]:
+        """*table*'s birth messages, oldest first (house profile, journal session, software)."""
+        return [json.loads(t) for (t,) in self._rows(
+            "SELECT payload FROM messages WHERE table_id = ? AND topic = 'birth' ORDER BY published", (table,))]
+
+    def latest_status(self, table: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT payload FROM messages WHERE table_id = ? AND topic = 'status' "
+                          "ORDER BY published DESC, seq DESC LIMIT 1", (table,))
+        return json.loads(rows[0][0]) if rows else None
+
+    def commit_delays(self, table_prefix: str = "") -> list[float]:
+        """Seconds from each message's publish to its storing (the benchmark's figure)."""
+        return [float(s - p) for s, p in self._rows(
+            "SELECT stored, published FROM messages WHERE published IS NOT NULL AND table_id LIKE ?",
+            (table_prefix + "%",))]
+
+    def close(self) -> None:
+        """Close the connection. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self.conn.close()
+
+    def __enter__(self) -> SqlStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _session(payload: dict[str, Any]) -> str:
+    """The journal session in an event's id ``<table>-<session>-<seq>``."""
+    table, seq = payload["table"], payload["event"]["seq"]
+    return str(payload["id"]).removeprefix(f"{table}-").removesuffix(f"-{seq}")
+
+
+def open_store(url: str) -> SqlStore:
+    """The store at *url* (``sqlite:///PATH``, a plain path, or ``postgresql://...``); StoreError if it
+    cannot be opened, naming it and why."""
+    if url.startswith(("postgresql://", "postgres://")):
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError(f"{url}: PostgreSQL needs psycopg: pip install 'pokertable[hall]'") from None
+        try:
+            conn = psycopg.connect(url, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"{_redact(url)}: cannot connect: {str(exc).strip()}") from None
+        return SqlStore(conn, "postgresql", _redact(url))
+    path = Path(url.removeprefix("sqlite://")) if url.startswith("sqlite://") else Path(url)
+    if not path.parent.is_dir():
+        raise StoreError(f"{path}: its directory {path.parent} does not exist")
+    try:
+        lite = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+        lite.execute("PRAGMA journal_mode=WAL")
+        lite.execute("PRAGMA synchronous=FULL")     # a message is acknowledged to the broker after this
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: cannot open: {exc}") from None
+    return SqlStore(_SqliteConn(lite), "sqlite", str(path))
+
+
+class _SqliteConn:
+    """sqlite3 in autocommit mode with explicit BEGIN: the same commit/rollback calls as psycopg's."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self._conn.execute(sql, args)
+
+    def commit(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _redact(url: str) -> str:
+    """*url* without its password."""
+    head, at, tail = url.rpartition("@")
+    if not at:
+        return url
+    scheme, _, user = head.partition("://")
+    return f"{scheme}://{user.split(':')[0]}@{tail}"
