@@ -11,10 +11,12 @@ from firmware_host.cli.common import Parsers
 from firmware_host.configfile import ConfigError
 from firmware_host.hil.phh import PhhError
 from firmware_host.hil.recording import RecordingError
+from hall import cli as hall
+from hall.store.sql import StoreError
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
-GROUPS = (demo, run, doctor, watch, hil, phh, profile, cards, vision, wiring)
+GROUPS = (demo, run, doctor, watch, hil, phh, profile, cards, vision, wiring, hall)
 """The command groups, in the order of ``tablectl --help``: each adds its sub-commands with ``register(parsers)``."""
 
 
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         code: int = args.func(args)
-    except (ConfigError, PhhError, RecordingError, OSError) as exc:
+    except (ConfigError, PhhError, RecordingError, StoreError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

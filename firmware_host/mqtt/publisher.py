@@ -53,11 +53,11 @@ class BrokerConfig:
 
 
 def broker_client(cfg: BrokerConfig, client_id: str, username: str | None = None,
-                  password: str | None = None) -> mqtt.Client:
+                  password: str | None = None, *, reconnect: bool = False) -> mqtt.Client:
     """An MQTT 5 client for the broker of *cfg*: its TLS, and its account (or *username*, *password*).
-    paho does not reconnect it: the caller does, with a fresh client."""
+    paho does not reconnect it (the caller does, with a fresh client) unless *reconnect*."""
     client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5,
-                         reconnect_on_failure=False)
+                         reconnect_on_failure=reconnect)
     client.connect_timeout = 5.0
     user, secret = (username, password) if username is not None else (cfg.username, cfg.password)
     if user is not None:

@@ -15,7 +15,7 @@ from firmware_host.configfile import ConfigError, Section, read_toml
 from firmware_host.mqtt.contract import check_id
 from firmware_host.mqtt.publisher import BrokerConfig
 
-__all__ = ["Config", "ConfigError", "load_config", "local_config", "parse_config"]
+__all__ = ["Config", "ConfigError", "load_config", "local_config", "parse_broker", "parse_config"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def parse_config(data: dict[str, Any], base: Path = Path("."), file: str = "<con
     profile, hardware = table.get_str("profile", nonempty=True), table.get("hardware", {})
     if not isinstance(hardware, dict):
         raise table.error("hardware", "expected a table")
-    broker = _broker(top.section("broker", required=False), files, table_id)
+    broker = parse_broker(top.section("broker", required=False), files.base, f"table-{table_id}")
     outbox, publish = top.section("outbox", required=False), top.section("publish", required=False)
     commands = top.section("commands", required=False)
     journal = top.section("journal", required=False)
@@ -121,7 +121,10 @@ def _secret_files(top: Section, files: _Files) -> dict[str, Path]:
     return out
 
 
-def _broker(b: Section, files: _Files, table_id: str) -> BrokerConfig:
+def parse_broker(b: Section, base: Path, client_id: str) -> BrokerConfig:
+    """The ``[broker]`` section *b* (the tables' and the hall's): host, port, account, TLS; relative paths
+    from *base*; *client_id* unless the section names one (the broker takes the account's name anyway)."""
+    files = _Files(base)
     if b.has("password") and b.has("password_file"):
         raise b.error("password_file", "give broker.password or broker.password_file, not both")
     password = files.secret(b, "password_file") if b.has("password_file") else b.get_str("password", None)
@@ -134,7 +137,7 @@ def _broker(b: Section, files: _Files, table_id: str) -> BrokerConfig:
     return BrokerConfig(
         host=b.get_str("host", nonempty=True), port=b.get_int("port", minval=1, maxval=65535),
         keepalive=b.get_int("keepalive", 10, minval=1, maxval=3600),
-        client_id=b.get_str("client_id", f"table-{table_id}", nonempty=True),
+        client_id=b.get_str("client_id", client_id, nonempty=True),
         username=username, password=password, tls=b.get_bool("tls", False), ca_file=files.existing(b, "ca_file"),
         cert_file=cert, key_file=key, tls_insecure=b.get_bool("tls_insecure", False),
         reconnect_min=b.get_float("reconnect_min", 0.2, above=0, maxval=60),

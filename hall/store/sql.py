@@ -38,6 +38,10 @@ DDL = (
     """CREATE TABLE IF NOT EXISTS streams (table_id TEXT NOT NULL, topic TEXT NOT NULL, boot TEXT NOT NULL,
         count BIGINT NOT NULL, max_seq BIGINT NOT NULL, PRIMARY KEY (table_id, topic, boot))""",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS rejected (topic TEXT NOT NULL, payload TEXT NOT NULL, reason TEXT NOT NULL,
+        received DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS alarms (key TEXT PRIMARY KEY, table_id TEXT NOT NULL, text TEXT NOT NULL,
+        raised DOUBLE PRECISION NOT NULL, cleared DOUBLE PRECISION)""",
 )
 
 
@@ -160,6 +164,41 @@ class SqlStore:
         lock = " FOR UPDATE" if self.dialect == "postgresql" else ""
         link, digest = self._x(f"SELECT link, hash FROM chains WHERE table_id = ?{lock}", (table,)).fetchone()
         return int(link), str(digest)
+
+    def reject(self, topic: str, payload: str, reason: str, received: float) -> None:
+        """Keep a message that breaks the contract apart, with why (it is never part of a chain)."""
+        self._write("INSERT INTO rejected (topic, payload, reason, received) VALUES (?, ?, ?, ?)",
+                    (topic, payload, reason, received))
+
+    def raise_alarm(self, key: str, table: str, text: str, now: float) -> bool:
+        """Record alarm *key* as open (False: it already was)."""
+        return self._write("INSERT INTO alarms (key, table_id, text, raised) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT (key) DO UPDATE SET text = excluded.text, raised = excluded.raised, "
+                           "cleared = NULL WHERE alarms.cleared IS NOT NULL", (key, table, text, now)) == 1
+
+    def clear_alarm(self, key: str, now: float) -> bool:
+        """Close alarm *key* (False: it was not open)."""
+        return self._write("UPDATE alarms SET cleared = ? WHERE key = ? AND cleared IS NULL", (now, key)) == 1
+
+    def open_alarms(self) -> list[tuple[str, str, str, float]]:
+        """(key, table, text, raised) of every open alarm, oldest first."""
+        return [(r[0], r[1], r[2], float(r[3])) for r in self._rows(
+            "SELECT key, table_id, text, raised FROM alarms WHERE cleared IS NULL ORDER BY raised, key")]
+
+    def rejected(self) -> list[tuple[str, str, str]]:
+        """(topic, reason, payload) of the messages kept apart."""
+        return [(r[0], r[1], r[2]) for r in self._rows("SELECT topic, reason, payload FROM rejected ORDER BY received")]
+
+    def _write(self, sql: str, args: Sequence[Any]) -> int:
+        with self._lock:
+            try:
+                self._begin()
+                count = int(self._x(sql, args).rowcount)
+                self.conn.commit()
+                return count
+            except BaseException:
+                self.conn.rollback()
+                raise
 
     # -- reading --------------------------------------------------------------------
     def tables(self) -> list[str]:
