@@ -1,0 +1,190 @@
+"""The hall's archive (issue 15): every table's events from a real Mosquitto running the shipped config
+into the store, nothing lost or doubled across restarts and kills, gaps raised, the chain checked."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+
+from firmware_host.mqtt import contract as mc
+from firmware_host.service.config import load_config
+from firmware_host.service.service import Service, demo_source
+from hall.archive import Archive, parse
+from hall.chain import first_break
+from hall.store import open_store
+from hall_helpers import hall_config, secure_payload
+from mqtt_helpers import shipped_broker, user, write_config
+from test_publish import expected_streams
+
+SEC = mc.Topics("t1").secure_event
+
+
+def _stored_events(store, table="t1"):
+    return [{k: v for k, v in e.items() if k != "session"} for e in store.events(table)]
+
+
+def _play_demo(tmp_path, port):
+    """The demo session at table t1 (its own account) into the broker, every event acknowledged."""
+    service = Service(load_config(write_config(tmp_path / "table", port, **user("table-t1")))).start()
+    try:
+        service.feed_from(demo_source(0))
+        service.run(drain_timeout=30)
+        assert len(service.outbox) == 0
+    finally:
+        service.close()
+
+
+def _wait(predicate, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return bool(predicate())
+
+
+def test_the_archive_keeps_every_event_of_a_table_once_and_the_chain_holds(tmp_path):
+    broker = shipped_broker(tmp_path / "broker").start()
+    config = hall_config(tmp_path / "hall", broker.port)
+    secure, _ = expected_streams()
+    try:
+        with open_store(config.archive.store) as store, Archive(config, store) as archive:
+            assert archive.connected.wait(10)
+            _play_demo(tmp_path, broker.port)
+            assert _wait(lambda: len(store.events("t1")) >= len(secure))
+            time.sleep(0.5)
+            assert _stored_events(store) == secure                      # every event, once, in order
+            assert archive.counters["rejected"] == 0 and store.rejected() == []
+            assert store.births("t1")[0]["profile"] == "000" and store.latest_status("t1")["status"] == "stopped"   # closed
+            assert first_break("t1", store.links("t1")) is None
+            assert store.gaps() == []
+    finally:
+        broker.stop()
+
+
+def _raw_table(port, account="table-t1"):
+    client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=account, protocol=mqtt.MQTTv5)
+    client.username_pw_set(**user(account))
+    client.connect("127.0.0.1", port, 10)
+    client.loop_start()
+    return client
+
+
+def _publish(client, topic, payload):
+    info = client.publish(topic, mc.dumps(payload), qos=1)
+    info.wait_for_publish(10)
+
+
+def test_duplicates_are_dropped_by_id_whatever_replayed_says_and_a_gap_is_an_alarm_until_filled(tmp_path):
+    """A resend (replayed true or false) is stored once; seq 3-4 missing on t1's secure events is an alarm
+    naming the table and the range after the grace, cleared when they arrive."""
+    secure, _ = expected_streams()
+    broker = shipped_broker(tmp_path / "broker").start()
+    config = hall_config(tmp_path / "hall", broker.port, gap_grace=1.0)
+    alarms: list[str] = []
+    table = _raw_table(broker.port)
+    try:
+        with open_store(config.archive.store) as store, Archive(config, store, on_alarm=alarms.append) as archive:
+            assert archive.connected.wait(10)
+            payloads = [secure_payload(e, "t1", "boot-a", k) for k, e in enumerate(secure[:6], 1)]
+            for p in payloads[:2] + payloads[4:]:
+                _publish(table, SEC, p)
+            _publish(table, SEC, {**payloads[0], "replayed": True})         # resent by the table
+            _publish(table, SEC, payloads[1])                               # redelivered by the broker
+            assert _wait(lambda: bool(alarms), 15)
+            assert alarms == ["table t1: secure-event of boot boot-a: seq 3-4 missing"]
+            assert [a[2] for a in store.open_alarms()] == alarms
+            assert archive.counters["duplicates"] == 2 and store.count("t1") == 4
+            for p in payloads[2:4]:
+                _publish(table, SEC, p)
+            assert _wait(lambda: not store.open_alarms(), 15)
+            assert _stored_events(store) == secure[:6]
+            assert first_break("t1", store.links("t1")) is None
+    finally:
+        table.disconnect()
+        table.loop_stop()
+        broker.stop()
+
+
+def test_a_payload_that_breaks_the_contract_is_kept_apart_with_why_and_the_rest_goes_on():
+    validator = mc.Validator()
+    with pytest.raises(mc.ContractError, match="not JSON"):
+        parse(SEC, b"{nope", 1.0, validator)
+    with pytest.raises(mc.ContractError, match="table 't2' on table t1's topic"):
+        parse(SEC, json.dumps(secure_payload(expected_streams()[0][0], "t2", "b", 1)).encode(), 1.0, validator)
+    good = parse(SEC, json.dumps(secure_payload(expected_streams()[0][0], "t1", "b", 1)).encode(), 1.0, validator)
+    assert (good.table, good.topic, good.seq, good.hand, good.kind) == ("t1", "secure-event", 1, 1, "hand-started")
+
+
+def _hall_run(config_path, log):
+    return subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "hall", "run", "--config", str(config_path)],
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def test_nothing_the_broker_acknowledged_is_lost_to_an_archive_killed_or_a_broker_killed(tmp_path):
+    """``tablectl hall run`` killed with SIGKILL while the table plays, the broker killed with kill -9 while
+    the archive is away: restarted, the archive has every event once."""
+    secure, _ = expected_streams()
+    broker = shipped_broker(tmp_path / "broker").start()
+    config = hall_config(tmp_path / "hall", broker.port)
+    path = tmp_path / "hall" / "hall.toml"
+    log = open(tmp_path / "hall.log", "wb")
+    archive = _hall_run(path, log)
+    try:
+        with open_store(config.archive.store) as store:
+            assert _wait(lambda: "archiving" in (tmp_path / "hall.log").read_text(), 20)
+            time.sleep(1.0)
+            service = Service(load_config(write_config(tmp_path / "table", broker.port, **user("table-t1")))).start()
+            service.feed_from(demo_source(20))                          # about 15 s of play
+            playing = threading.Thread(target=service.run, kwargs={"drain_timeout": 60})
+            playing.start()
+            assert _wait(lambda: len(store.events("t1")) >= 10, 20)
+            os.kill(archive.pid, signal.SIGKILL)                          # the archive dies mid-hand
+            archive.wait(10)
+            assert len(store.events("t1")) < len(secure)
+            playing.join()
+            assert len(service.outbox) == 0                               # the broker has everything...
+            service.close()
+            broker.kill()                                                 # ...and dies at once
+            broker.start()
+            archive = _hall_run(path, log)
+            assert _wait(lambda: len(store.events("t1")) >= len(secure), 40)
+            time.sleep(1.0)
+            assert _stored_events(store) == secure
+            assert first_break("t1", store.links("t1")) is None
+    finally:
+        archive.send_signal(signal.SIGTERM)
+        assert archive.wait(20) == 0
+        log.close()
+        broker.stop()
+    assert "stopped: everything received was stored and acknowledged" in (tmp_path / "hall.log").read_text()
+
+
+def test_hall_verify_names_the_first_broken_link(tmp_path):
+    secure, _ = expected_streams()
+    url = str(tmp_path / "a.sqlite")
+    with open_store(url) as store:
+        store.add([parse(SEC, json.dumps(secure_payload(e, "t1", "b", k)).encode(), 1.0)
+                   for k, e in enumerate(secure[:20], 1)], 2.0)
+    from firmware_host.cli.main import main
+    assert main(["hall", "verify", "--store", url]) == 0
+    import sqlite3
+    with sqlite3.connect(url) as db:                      # someone edits a stored action
+        db.execute("UPDATE messages SET payload = replace(payload, '\"total\":300', '\"total\":3000') WHERE link = 11")
+    done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "hall", "verify", "--store", url],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "BROKEN table t1: link 11 (message t1-s1-11) is broken: its content does not match its hash" in done.stdout
+    with sqlite3.connect(url) as db:                      # or removes a row
+        db.execute("DELETE FROM messages WHERE link = 11")
+    done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "hall", "verify", "--store", url],
+                          capture_output=True, text=True)
+    assert "link 11 is missing (next stored is 12)" in done.stdout
