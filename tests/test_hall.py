@@ -63,7 +63,8 @@ def test_the_archive_keeps_every_event_of_a_table_once_and_the_chain_holds(tmp_p
             time.sleep(0.5)
             assert _stored_events(store) == secure                      # every event, once, in order
             assert archive.counters["rejected"] == 0 and store.rejected() == []
-            assert store.births("t1")[0]["profile"] == "000" and store.latest_status("t1")["status"] == "stopped"   # closed
+            assert store.births("t1")[0]["profile"] == "000"
+            assert store.latest_status("t1")["status"] == "stopped"      # the table closed
             assert first_break("t1", store.links("t1")) is None
             assert store.gaps() == []
     finally:

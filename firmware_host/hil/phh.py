@@ -149,6 +149,9 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
     if hh.blinds_or_straddles is None:
         raise PhhError("the hand has no blinds")
     blinds = list(hh.blinds_or_straddles)
+    if hh.user_defined_fields.get("_dead_small_blind"):
+        raise PhhError("a dead small blind (004 D.a, 000 §32) needs the hand before it: a fresh engine "
+                       "would put the small blind on the first player after the button")
     if any(blinds[2:]) or (n > 2 and blinds[:2] != sorted(blinds[:2])):
         raise PhhError("straddles are not played at this table")
     antes = list(hh.antes)
