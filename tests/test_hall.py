@@ -189,3 +189,70 @@ def test_hall_verify_names_the_first_broken_link(tmp_path):
     done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "hall", "verify", "--store", url],
                           capture_output=True, text=True)
     assert "link 11 is missing (next stored is 12)" in done.stdout
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    """A real PostgreSQL started for these tests (Debian's server, a fresh cluster; reachable by its
+    ``postgres`` user when the tests run as root, hence a directory of its own under /tmp)."""
+    import shutil
+    import tempfile
+
+    from hall.store.local_postgres import LocalPostgres
+    directory = tempfile.mkdtemp(prefix="pokerhall-pg-")
+    os.chmod(directory, 0o755)
+    server = LocalPostgres(directory).start()
+    yield server
+    server.stop()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_two_workers_sharing_a_subscription_fill_one_postgresql_once_with_a_chain_per_table(tmp_path, postgres):
+    """Two archive workers (their own accounts, one share group) and one PostgreSQL: two tables play at
+    once; every event of each is stored once, each table's chain holds, both workers took a share."""
+    broker = shipped_broker(tmp_path / "broker").start()
+    url = postgres.url("shared")
+    configs = [hall_config(tmp_path / name, broker.port, name, store=url, group="archive")
+               for name in ("archive-1", "archive-2")]
+    secure, _ = expected_streams()
+    stores = [open_store(url) for _ in configs]
+    workers = [Archive(c, s).start() for c, s in zip(configs, stores)]
+    try:
+        assert all(w.connected.wait(10) for w in workers)
+        time.sleep(0.5)
+        tables = []
+        for name in ("t1", "t2"):
+            cfg = write_config(tmp_path / name, broker.port, table=name, **user(f"table-{name}"))
+            service = Service(load_config(cfg)).start()
+            service.feed_from(demo_source(0))
+            tables.append((service, threading.Thread(target=service.run, kwargs={"drain_timeout": 60})))
+        for _, thread in tables:
+            thread.start()
+        for service, thread in tables:
+            thread.join()
+            assert len(service.outbox) == 0
+            service.close()
+        store = stores[0]
+        assert _wait(lambda: all(len(store.events(t)) >= len(secure) for t in ("t1", "t2")), 30)
+        time.sleep(1.0)
+        for table in ("t1", "t2"):
+            events = _stored_events(store, table)
+            assert [{**e, "table": "t1"} for e in events] == secure
+            assert first_break(table, store.links(table)) is None
+        assert all(w.counters["stored"] > 0 for w in workers)               # the load was shared
+        assert store.gaps() == []
+    finally:
+        for w in workers:
+            w.close()
+        for s in stores:
+            s.close()
+        broker.stop()
+
+
+def test_a_store_that_cannot_be_reached_is_one_line_naming_it(tmp_path, capsys):
+    from firmware_host.cli.main import main
+    assert main(["hall", "verify", "--store", "postgresql://nobody:secret@127.0.0.1:1/none"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: postgresql://nobody@127.0.0.1:1/none: cannot connect") and "secret" not in err
+    assert main(["hall", "verify", "--store", str(tmp_path / "missing" / "a.sqlite")]) == 2
+    assert "does not exist" in capsys.readouterr().err
