@@ -81,11 +81,13 @@ def parse(topic: str, raw: bytes, received: float, validator: Validator | None =
 
 class Archive:
     """One archive worker: subscribed to the broker of *config*, storing into *store*. :meth:`start`,
-    :meth:`close` (idempotent; a context manager too). *clock* stamps arrivals and alarms."""
+    :meth:`close` (idempotent; a context manager too). *clock* stamps arrivals and alarms; *on_alarm* hears
+    each alarm's text; with *owns_store*, closing the worker closes the store."""
 
     def __init__(self, config: HallConfig, store: SqlStore, *, clock: Callable[[], float] = time.time,
-                 on_alarm: Callable[[str], None] | None = None) -> None:
+                 on_alarm: Callable[[str], None] | None = None, owns_store: bool = False) -> None:
         self.config, self.store, self.clock = config, store, clock
+        self._owns_store = owns_store
         self.counters: Counter[str] = Counter()
         self.connected = threading.Event()
         self._on_alarm = on_alarm
@@ -106,6 +108,9 @@ class Archive:
 
     # -- the broker side ----------------------------------------------------------
     def start(self) -> Archive:
+        """Connect (in the background, retrying) and store what comes. Idempotent."""
+        if self._writer.is_alive() or self._closed:
+            return self
         properties = Properties(PacketTypes.CONNECT)
         properties.SessionExpiryInterval = self.config.archive.session_expiry
         b = self.config.broker
@@ -236,6 +241,8 @@ class Archive:
         if self._writer.is_alive():
             self._writer.join()
         self.client.loop_stop()
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> Archive:
         return self.start()

@@ -18,9 +18,10 @@ def test_help_lists_the_subcommands():
         assert command in done.stdout
 
 
-def test_demo_publishes_through_a_real_broker_and_hides_hole_cards():
-    """The README's first command: Mosquitto on loopback, a recorded session, events as a subscriber sees them."""
-    done = tablectl("demo", "--speed", "max")
+def test_demo_publishes_through_a_real_broker_and_hides_hole_cards(tmp_path):
+    """The README's first command: Mosquitto on loopback, a recorded session, events as a subscriber sees them;
+    the hall's archive listening, its hand histories written and one printed (issue 15)."""
+    done = tablectl("demo", "--speed", "max", "--hall-dir", str(tmp_path / "hall"))
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("Mosquitto on 127.0.0.1:")
@@ -29,8 +30,14 @@ def test_demo_publishes_through_a_real_broker_and_hides_hole_cards():
     assert "premature-card [000 §39 (TDA RP-5)]" in out and "resolved by dealer" in out
     assert "four-card-flop [000 §39]" in out
     assert "seat 2 shows Ks Kd" in out                              # shown at showdown: now public
-    assert out.strip().splitlines()[-1] == "results: seat 1: 8600  seat 2: 12000  seat 3: 10700  seat 4: 8700"
-    secure = tablectl("demo", "--speed", "max", "--secrets").stdout
+    assert "\nresults: seat 1: 8600  seat 2: 12000  seat 3: 10700  seat 4: 8700\n" in out
+    phhs = tmp_path / "hall" / "hands.phhs"
+    assert f"hall: 3 hand histories (PHH) in {phhs}; the last one:\n" in out
+    assert out.rstrip().endswith("_chip_unit = 25") and "four-card-flop" in out.split("the last one:")[1]
+    assert tablectl("hall", "verify", "--store", str(tmp_path / "hall" / "archive.sqlite")).returncode == 0
+    verified = tablectl("phh", "verify", str(phhs))
+    assert "agree: 3/3" in verified.stdout, verified.stdout
+    secure = tablectl("demo", "--speed", "max", "--secrets", "--hall-dir", str(tmp_path / "hall")).stdout
     assert "seat 1 dealt As" in secure and "burn before the flop 5c" in secure
 
 
@@ -123,7 +130,8 @@ def test_sigterm_and_ctrl_c_leave_no_broker_and_no_temp_directory(tmp_path):
 
     for sig, code in ((signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 130)):
         env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
-        proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "demo", "--speed", "1"], env=env,
+        proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "demo", "--speed", "1", "--hall-dir",
+                                 str(tmp_path / "hall")], env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = proc.stdout.readline()
         port = int(re.search(r"127\.0\.0\.1:(\d+)", first).group(1))

@@ -53,8 +53,10 @@ def test_the_wheel_carries_copies_of_the_runtime_files(installed):
                                   ("tables/demo-10.toml", "hardware/tables/demo-10.toml"),
                                   ("camera/table8.toml", "hardware/camera/table8.toml"),
                                   ("mosquitto/table.example.toml", "hardware/mosquitto/table.example.toml"),
-                                  ("mosquitto/acl.example", "hardware/mosquitto/acl.example")):
+                                  ("mosquitto/acl.example", "hardware/mosquitto/acl.example"),
+                                  ("schemas/secure-event.schema.json", "docs/mqtt/schemas/secure-event.schema.json")):
             assert wheel.read(f"firmware_host/data/{shipped}") == (REPO / checkout).read_bytes(), shipped
+        assert wheel.read("hall/hall.example.toml") == (REPO / "hall/hall.example.toml").read_bytes()
         assert not [n for n in wheel.namelist() if n.startswith("tests/") or "expected-events" in n]
 
 
@@ -66,14 +68,15 @@ def test_the_installed_package_is_not_the_checkout(installed):
 
 def test_demo_runs_from_the_wheel(installed):
     """The README's first command, from an installed wheel: the recorded session is package data."""
-    done = installed.run("tablectl", "demo", "--speed", "max")
+    done = installed.run("tablectl", "demo", "--speed", "max", "--hall-dir", str(installed.elsewhere / "hall"))
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith("Mosquitto on 127.0.0.1:")
     assert "NEW HAND  button 4  SB 1  BB 2" in out
     assert "premature-card [000 §39 (TDA RP-5)]" in out and "resolved by dealer" in out
     assert "seat 2 shows Ks Kd" in out
-    assert out.strip().splitlines()[-1] == "results: seat 1: 8600  seat 2: 12000  seat 3: 10700  seat 4: 8700"
+    assert "\nresults: seat 1: 8600  seat 2: 12000  seat 3: 10700  seat 4: 8700\n" in out
+    assert "hall: 3 hand histories (PHH) in " in out and (installed.elsewhere / "hall" / "hands.phhs").exists()
 
 
 def test_simulate_and_calibrate_read_the_shipped_table_and_camera_files(installed):

@@ -1,5 +1,6 @@
 """``tablectl demo``: the shipped recorded session replayed through the drivers into the controller,
-published to a real Mosquitto on loopback; the events printed as a subscriber receives them."""
+published to a real Mosquitto on loopback; the events printed as a subscriber receives them; the hall's
+archive listening too, its hand histories written at the end (tables -> broker -> archive)."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +8,8 @@ import json
 import signal
 import sys
 import tempfile
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from firmware_host import events as ev
@@ -16,6 +19,7 @@ from firmware_host.mqtt.subscriber import Message
 
 if TYPE_CHECKING:
     from firmware_host.hil.recording import Recording
+    from hall.archive import Archive
 
 
 def register(parsers: Parsers) -> None:
@@ -24,6 +28,8 @@ def register(parsers: Parsers) -> None:
     demo.add_argument("--profile", default=None, help="override the house-rules profile: 000..004")
     demo.add_argument("--speed", type=speed, default=1.0, help=f"{SPEED_HELP} (default: 1)")
     demo.add_argument("--secrets", action="store_true", help="show hole and burn cards (surveillance view)")
+    demo.add_argument("--hall-dir", default="tablectl-demo",
+                      help="where the hall's archive and hand histories go (default: ./tablectl-demo, made anew)")
     demo.set_defaults(func=cmd_demo)
 
 
@@ -33,6 +39,7 @@ class Viewer:
     def __init__(self, show_secrets: bool) -> None:
         self.show_secrets = show_secrets
         self.events: list[ev.Event] = []
+        self.made = 0      # events the table made (the archive waits for them all)
 
     def show(self, message: Message) -> None:
         body = message.payload["event"]
@@ -70,14 +77,58 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"Mosquitto on 127.0.0.1:{broker.port}; replaying {recording.duration:.0f} s of a session at "
                   f"table {recording.table} (house rules {args.profile or recording.profile}) at speed "
                   f"{'max' if factor is None else f'{factor:g}'}", flush=True)
-            viewer = _session(broker.port, recording, args, factor, tmp)
+            with _archive(broker.port, Path(args.hall_dir)) as archive:
+                viewer = _session(broker.port, recording, args, factor, tmp)
+                histories = _histories(archive, recording.table, viewer)
         finally:
             broker.stop()
     ended = [e for e in viewer.events if isinstance(e, ev.HandEnded)]
     if ended:
         last = ended[-1]
         print("results: " + "  ".join(f"seat {s}: {st}" for s, st in sorted(zip(last.seats, last.stacks))))
+    print(histories, flush=True)
     return 0
+
+
+def _archive(port: int, directory: Path) -> Archive:
+    """The hall's archive worker on the demo's broker, into a fresh SQLite file in *directory*."""
+    from firmware_host.mqtt.publisher import BrokerConfig
+    from hall.archive import Archive
+    from hall.config import ArchiveConfig, HallConfig
+    from hall.store import open_store
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for old in ("archive.sqlite", "archive.sqlite-wal", "archive.sqlite-shm", "hands.phhs"):
+        (directory / old).unlink(missing_ok=True)
+    config = HallConfig(BrokerConfig("127.0.0.1", port, client_id="tablectl-demo-archive"),
+                        ArchiveConfig(store=str(directory / "archive.sqlite"), validate=False))  # our own table
+    archive = Archive(config, open_store(config.archive.store), owns_store=True)
+    archive.start()
+    if not archive.connected.wait(10):
+        archive.close()
+        raise OSError(f"the hall's archive could not connect to the broker on 127.0.0.1:{port}")
+    return archive
+
+
+def _histories(archive: Archive, table: str, viewer: Viewer) -> str:
+    """Once the archive holds every event the table made: its hand histories written, and where, and one."""
+    from hall.export import histories
+    from hall.histories import dumps
+
+    store = archive.store
+    end = time.monotonic() + 20
+    while time.monotonic() < end and len(store.events(table)) < viewer.made:
+        time.sleep(0.1)
+    records = histories(store, table)
+    path = Path(store.where).parent / "hands.phhs"
+    path.write_text(dumps(records))
+    if not records:
+        return f"hall: archive {store.where}: {len(store.events(table))} events, no finished hand"
+    from pokerkit import HandHistory
+    shown = HandHistory.dumps_all(records[-1:]).split("\n", 1)[1]
+    return (f"hall: archive {store.where} ({store.count()} messages, chain checked by `tablectl hall verify "
+            f"--store {store.where}`)\nhall: {len(records)} hand histories (PHH) in {path.resolve()}; "
+            f"the last one:\n{shown}")
 
 
 def _terminated(signum: int, frame: object) -> None:
@@ -107,6 +158,7 @@ def _session(port: int, recording: Recording, args: argparse.Namespace, factor: 
                 service.feed_from(replay.stream(factor))
                 service.run(until_source_ends=True)
                 engine = service.engine
+                viewer.made = engine.seq
                 subscriber.wait_for(lambda _: viewer.has_seen(engine.seq if args.secrets else 1, engine.hand_number),
                                     10)
             finally:

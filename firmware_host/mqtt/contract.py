@@ -33,7 +33,9 @@ CONTRACT_VERSION = 1
 ID_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 TXN_RE = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 CARD_RE = re.compile(r"\b[2-9TJQKA][cdhs]\b")
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "docs" / "mqtt" / "schemas"
+SCHEMA_DIR = next((p for p in (Path(__file__).resolve().parents[2] / "docs" / "mqtt" / "schemas",   # a checkout
+                                Path(__file__).resolve().parents[1] / "data" / "schemas")       # the wheel's copy
+                   if p.is_dir()), Path(__file__).resolve().parents[1] / "data" / "schemas")
 COMMANDS = ("resolve", "set-level", "pause", "move-button", "void-hand")
 MASK = "XX"
 """A card that is not public, as written on the public topics."""
