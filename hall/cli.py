@@ -33,6 +33,8 @@ def register(parsers: Parsers) -> None:
     export.add_argument("--format", choices=("phh",), default="phh")
     export.add_argument("--out", default="-", help="file to write (default: standard output)")
     gaps = actions.add_parser("gaps", help="open alarms: messages missing from a table's streams")
+    from hall.bench import register as register_bench
+    register_bench(parsers.bench)
     for command, func in ((verify, cmd_verify), (hands, cmd_hands), (export, cmd_export), (gaps, cmd_gaps)):
         where = command.add_mutually_exclusive_group(required=True)
         where.add_argument("--config", help="the hall's TOML config (its [archive] store)")

@@ -263,6 +263,16 @@ class SqlStore:
             "SELECT stored, published FROM messages WHERE published IS NOT NULL AND table_id LIKE ?",
             (table_prefix + "%",))]
 
+    def span(self) -> tuple[float, float]:
+        """The first publish and the last commit of the stored messages (seconds; 0, 0 when empty)."""
+        row = self._rows("SELECT MIN(published), MAX(stored) FROM messages")[0]
+        return (float(row[0]), float(row[1])) if row[0] is not None else (0.0, 0.0)
+
+    def duplicated(self) -> int:
+        """Messages stored more than once under another id: the same (table, topic, boot, seq) twice."""
+        return int(self._rows("SELECT COUNT(*) - COUNT(DISTINCT table_id || ' ' || topic || ' ' || boot || ' ' || "
+                              "CAST(seq AS TEXT)) FROM messages")[0][0])
+
     def close(self) -> None:
         """Close the connection. Idempotent."""
         if not self._closed:
