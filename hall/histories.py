@@ -45,8 +45,9 @@ class Hand:
 
 
 def finished_hands(events: Iterable[Body]) -> list[Hand]:
-    """The hands of *events* (one table's, in order, each with its ``session``) that ended; a hand dealt
-    again after a misdeal keeps its last deal, and the irregularities of every deal."""
+    """The hands of *events* (one table's, in order, each with its ``session``) that ended. A deal that ended
+    voided (a misdeal, a deck-integrity stop, the TD) is a hand of its own; a hand started again without
+    an end keeps its last deal and the irregularities of every deal."""
     hands: list[Hand] = []
     current: Hand | None = None
     for e in events:

@@ -179,12 +179,13 @@ def test_hall_verify_names_the_first_broken_link(tmp_path):
     assert main(["hall", "verify", "--store", url]) == 0
     import sqlite3
     with sqlite3.connect(url) as db:                      # someone edits a stored action
-        db.execute("UPDATE messages SET payload = replace(payload, '\"total\":300', '\"total\":3000') WHERE link = 11")
+        db.execute("UPDATE messages SET payload = replace(payload, '\"total\":300', '\"total\":3000') WHERE link = 12")
     done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "hall", "verify", "--store", url],
                           capture_output=True, text=True)
     assert done.returncode == 1
-    assert "BROKEN table t1: link 11 (message t1-s1-11) is broken: its content does not match its hash" in done.stdout
+    assert "BROKEN table t1: link 12 (message t1-s1-12) is broken: its content does not match its hash" in done.stdout
     with sqlite3.connect(url) as db:                      # or removes a row
+        db.execute("UPDATE messages SET payload = replace(payload, '\"total\":3000', '\"total\":300') WHERE link = 12")
         db.execute("DELETE FROM messages WHERE link = 11")
     done = subprocess.run([sys.executable, "-m", "firmware_host.cli", "hall", "verify", "--store", url],
                           capture_output=True, text=True)
@@ -256,3 +257,29 @@ def test_a_store_that_cannot_be_reached_is_one_line_naming_it(tmp_path, capsys):
     assert err.startswith("error: postgresql://nobody@127.0.0.1:1/none: cannot connect") and "secret" not in err
     assert main(["hall", "verify", "--store", str(tmp_path / "missing" / "a.sqlite")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_hall_hands_recalls_the_last_hands_and_export_keeps_to_its_time_window(tmp_path, capsys):
+    """Last-game recall: every event of the last hand, hole cards included (the hall's own record); the PHH
+    export of a time window holds only the hands published in it."""
+    from firmware_host.cli.main import main
+    secure, _ = expected_streams()
+    url = str(tmp_path / "a.sqlite")
+    birth = mc.envelope("birth", "t1", "b", 1, "b-birth-1", 0.5, software="x", contract_version=1,
+                        event_schema="pokertable.event", event_schema_version=1, profile="000", session="s1",
+                        started=0.0, hardware={}, source="demo", simulated=True, chip_unit=25)
+    with open_store(url) as store:
+        store.add([parse(mc.Topics("t1").birth, json.dumps(birth).encode(), 1.0, mc.Validator())]
+                  + [parse(SEC, json.dumps(secure_payload(e, "t1", "b", k, now=1000.0 + e["hand"])).encode(), 1.0)
+                     for k, e in enumerate(secure, 1)], 2.0)
+    capsys.readouterr()
+    assert main(["hall", "hands", "--store", url, "--table", "t1", "--last", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("== table t1, hand 2 (session s1, house 000)")     # the third is not over
+    assert "NEW HAND" in out and "seat 2 dealt Tc" in out and "END" in out and " hand 1 " not in out
+    assert main(["hall", "export", "--store", url, "--table", "t1", "--from", "1001.5", "--to", "1002.5",
+                 "--out", str(tmp_path / "h.phhs")]) == 0
+    text = (tmp_path / "h.phhs").read_text()
+    assert text.count("variant = 'NT'") == 1 and "hand = 2" in text and "_house = '000'" in text
+    assert "_chip_unit = 25" in text and "premature-card" in text
+    assert main(["hall", "hands", "--store", url, "--table", "t9"]) == 1

@@ -271,6 +271,23 @@ class Validator:
             + [(name, Resource.from_contents(s)) for name, s in schemas.items()])
         self._validators = {name.removesuffix(".schema.json"): Draft202012Validator(s, registry=registry)
                             for name, s in schemas.items()}
+        # The same check, faster: a payload's envelope without its event body, then the body against its own
+        # kind's definition. The bodies' ``oneOf`` tries every kind (each has ``kind`` as a const, so at most
+        # one matches): about 50 times slower for the same verdict.
+        self._envelopes: dict[str, Any] = {}
+        self._bodies: dict[tuple[str, str], Any] = {}
+        for name, schema in schemas.items():
+            ref = schema.get("properties", {}).get("event", {}).get("$ref", "")
+            if ref.startswith("event-bodies.schema.json#/$defs/"):
+                bare = {**schema, "properties": {**schema["properties"], "event": {"type": "object"}}}
+                self._envelopes[name.removesuffix(".schema.json")] = (Draft202012Validator(bare, registry=registry),
+                                                                      ref.rsplit("/", 1)[1])
+        bodies = schemas.get("event-bodies.schema.json", {}).get("$defs", {})
+        for name in bodies:
+            tree, _, event_kind = name.partition("-")
+            if event_kind:
+                self._bodies[(tree, event_kind)] = Draft202012Validator(
+                    {"$ref": f"event-bodies.schema.json#/$defs/{name}"}, registry=registry)
 
     def errors(self, payload: Mapping[str, Any]) -> list[str]:
         """Why *payload* breaks the contract (empty: it validates)."""
@@ -278,6 +295,14 @@ class Validator:
         validator = self._validators.get(kind)
         if validator is None:
             return [f"no schema for {payload.get('schema')!r}"]
+        event = payload.get("event")
+        if kind in self._envelopes and isinstance(event, dict):
+            envelope_check, tree = self._envelopes[kind]
+            body_check = self._bodies.get((tree, str(event.get("kind"))))
+            if body_check is not None:
+                found = [(e.absolute_path, e.message) for e in envelope_check.iter_errors(payload)]
+                found += [(["event", *e.absolute_path], e.message) for e in body_check.iter_errors(event)]
+                return [f"{'/'.join(map(str, path)) or '(root)'}: {message}" for path, message in found]
         return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
                 for e in validator.iter_errors(payload)]
 
