@@ -96,6 +96,7 @@ class Archive:
         self._give_up = threading.Event()
         self._closed = False
         self._seen_gaps: dict[str, float] = {}        # gap key -> first seen
+        self._check_failing = ""                      # why the last gap check failed ("": it did not)
         self._validator = Validator() if config.archive.validate else None
         self.client = broker_client(config.broker, config.broker.client_id, reconnect=True)
         self.client.manual_ack_set(True)
@@ -220,9 +221,14 @@ class Archive:
             for key, _table, text, _raised in self.store.open_alarms():
                 if key.startswith("gap ") and key not in seen and self.store.clear_alarm(key, now):
                     log.warning("archive: cleared: %s (the messages arrived)", text)
+            if self._check_failing:
+                self._check_failing = ""
+                log.warning("archive: the gap check works again")
         except Exception as exc:
             self.counters["store_errors"] += 1
-            log.error("archive: gap check failed: %s", exc)
+            if str(exc) != self._check_failing:      # once per cause, not every second
+                self._check_failing = str(exc)
+                log.error("archive: gap check failed: %s", exc)
 
     def drained(self) -> bool:
         """Has everything received so far been stored?"""

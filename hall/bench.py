@@ -109,15 +109,15 @@ def _run(port: int, store_url: str, workers: int, args: argparse.Namespace, tag:
     ctx = multiprocessing.get_context("spawn")
     results, go, stop = ctx.Queue(), ctx.Event(), ctx.Event()
     group = f"bench{tag}" if workers > 1 else ""
-    procs = [ctx.Process(target=_worker, args=(port, store_url, f"archive-{tag}-{k}", group, stop, results))
-             for k in range(workers)]
+    procs = [ctx.Process(target=_worker, args=(port, store_url, f"archive-{tag}-{k}", group, stop, results),
+                         daemon=True) for k in range(workers)]
     for p in procs:
         p.start()
     if not all(results.get(timeout=60)[1] for _ in procs):
         raise RuntimeError("an archive worker could not connect")
     names = [f"t{tag}-{k + 1}" for k in range(args.tables)]
     groups = [names[i:i + TABLES_PER_PROCESS] for i in range(0, len(names), TABLES_PER_PROCESS)]
-    tables = [ctx.Process(target=_tables, args=(port, g, args.table_rate, args.seconds, go, results))
+    tables = [ctx.Process(target=_tables, args=(port, g, args.table_rate, args.seconds, go, results), daemon=True)
               for g in groups]
     for p in tables:
         p.start()

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hall.chain import GENESIS, Link, link_hash
 
+T = TypeVar("T")
 SCHEMA_VERSION = 1
 GAP_TOPICS = frozenset({"secure-event", "event", "irregularity"})
 """Topics whose ``seq`` runs 1, 2, 3... per boot: a hole is a lost message (``status`` numbers otherwise)."""
@@ -83,80 +84,113 @@ class Gap:
 
 
 class SqlStore:
-    """The archive on one database connection (*dialect* ``sqlite`` or ``postgresql``). Closable; thread-safe
-    (one lock around the connection)."""
+    """The archive on one database connection, made by *connect* (again after the connection is lost: the
+    next call reconnects), of *dialect* ``sqlite`` or ``postgresql``. Closable; thread-safe (one lock)."""
 
-    def __init__(self, conn: Any, dialect: str, where: str) -> None:
-        self.conn, self.dialect, self.where = conn, dialect, where
+    def __init__(self, connect: Callable[[], Any], dialect: str, where: str) -> None:
+        self._connect, self.dialect, self.where = connect, dialect, where
         self._lock = threading.Lock()
         self._closed = False
-        with self._lock:
-            self._begin()
-            for statement in DDL:
-                self._x(statement)
-            self._x("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-                    ("schema_version", str(SCHEMA_VERSION)))
-            row = self._x("SELECT value FROM meta WHERE key = ?", ("schema_version",)).fetchone()
-            self.conn.commit()
+        self._conn: Any = None
+        row = self._transaction(self._create)
         if int(row[0]) > SCHEMA_VERSION:
             self.close()
             raise StoreError(f"{where}: written with schema version {row[0]}; this release reads up to "
                              f"{SCHEMA_VERSION}: upgrade tablectl")
 
+    def _create(self) -> Any:
+        if self.dialect == "postgresql":     # workers starting together: one creates, the others wait
+            self._x("SELECT pg_advisory_xact_lock(7450021)")
+        for statement in DDL:
+            self._x(statement)
+        self._x("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                ("schema_version", str(SCHEMA_VERSION)))
+        return self._x("SELECT value FROM meta WHERE key = ?", ("schema_version",)).fetchone()
+
     # -- plumbing -------------------------------------------------------------------
     def _x(self, sql: str, args: Sequence[Any] = ()) -> Any:
         if self.dialect == "postgresql":
             sql = sql.replace("?", "%s")
-        return self.conn.execute(sql, tuple(args))
+        return self._conn.execute(sql, tuple(args))
 
-    def _begin(self) -> None:
-        if self.dialect == "sqlite":
-            self.conn.execute("BEGIN IMMEDIATE")   # the write lock: chains extend one writer at a time
+    def _many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            if self.dialect == "postgresql":
+                sql = sql.replace("?", "%s")
+            self._conn.cursor().executemany(sql, rows)
+
+    def _transaction(self, work: Callable[[], T], write: bool = True) -> T:
+        """*work* in one transaction (SQLite: BEGIN IMMEDIATE when it writes: chains extend one writer at a
+        time); a lost connection is dropped, and the next call makes a new one."""
+        with self._lock:
+            if self._closed:
+                raise StoreError(f"{self.where}: the store is closed")
+            if self._conn is None:
+                self._conn = self._connect()
+            try:
+                if self.dialect == "sqlite":
+                    self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                result = work()
+                self._conn.commit()
+                return result
+            except BaseException:
+                try:
+                    self._conn.rollback()
+                except Exception:      # the connection itself is gone
+                    pass
+                if self.dialect == "postgresql" and getattr(self._conn, "closed", False):
+                    self._conn = None
+                raise
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            self._begin_read()
-            rows = self._x(sql, args).fetchall()
-            self.conn.commit()
-            return list(rows)
+        return self._transaction(lambda: list(self._x(sql, args).fetchall()), write=False)
 
-    def _begin_read(self) -> None:
-        if self.dialect == "sqlite":
-            self.conn.execute("BEGIN")
+    def _write(self, sql: str, args: Sequence[Any]) -> int:
+        return self._transaction(lambda: int(self._x(sql, args).rowcount))
 
     # -- writing --------------------------------------------------------------------
     def add(self, batch: Sequence[Incoming], now: float) -> list[bool]:
         """Store *batch* in one transaction; which of its messages were new (False: a duplicate by id)."""
-        new: list[bool] = []
-        with self._lock:
-            try:
-                self._begin()
-                heads = {t: self._head(t) for t in sorted({m.table for m in batch})}  # locked in one order
-                for m in batch:
-                    link, prev = heads[m.table]
-                    digest = link_hash(prev, m.table, m.topic, m.msg_id, m.payload)
-                    done = self._x(
-                        "INSERT INTO messages (topic, id, table_id, boot, seq, session, hand, event_seq, kind, "
-                        "payload, published, received, stored, link, prev_hash, hash) "
-                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (topic, id) DO NOTHING",
-                        (m.topic, m.msg_id, m.table, m.boot, m.seq, m.session, m.hand, m.event_seq, m.kind,
-                         m.payload, m.published, m.received, now, link + 1, prev, digest)).rowcount == 1
-                    new.append(done)
-                    if not done:
-                        continue
-                    heads[m.table] = (link + 1, digest)
-                    if m.topic in GAP_TOPICS:
-                        self._x("INSERT INTO streams (table_id, topic, boot, count, max_seq) VALUES (?, ?, ?, 1, ?) "
-                                "ON CONFLICT (table_id, topic, boot) DO UPDATE SET count = streams.count + 1, "
-                                "max_seq = CASE WHEN excluded.max_seq > streams.max_seq THEN excluded.max_seq "
-                                "ELSE streams.max_seq END", (m.table, m.topic, m.boot, m.seq))
-                for table, (link, digest) in heads.items():
-                    self._x("UPDATE chains SET link = ?, hash = ? WHERE table_id = ?", (link, digest, table))
-                self.conn.commit()
-            except BaseException:
-                self.conn.rollback()
-                raise
+        return self._transaction(lambda: self._add(batch, now))
+
+    def _add(self, batch: Sequence[Incoming], now: float) -> list[bool]:
+        heads = {t: self._head(t) for t in sorted({m.table for m in batch})}   # locked in one order
+        held = self._existing([m.msg_id for m in batch])     # under the heads' locks: no one adds them now
+        new, rows = [], []
+        streams: dict[tuple[str, str, str], list[int]] = {}
+        for m in batch:
+            if (m.topic, m.msg_id) in held:
+                new.append(False)
+                continue
+            held.add((m.topic, m.msg_id))
+            new.append(True)
+            link, prev = heads[m.table]
+            digest = link_hash(prev, m.table, m.topic, m.msg_id, m.payload)
+            heads[m.table] = (link + 1, digest)
+            rows.append((m.topic, m.msg_id, m.table, m.boot, m.seq, m.session, m.hand, m.event_seq, m.kind,
+                         m.payload, m.published, m.received, now, link + 1, prev, digest))
+            if m.topic in GAP_TOPICS:
+                count = streams.setdefault((m.table, m.topic, m.boot), [0, 0])
+                count[0], count[1] = count[0] + 1, max(count[1], m.seq)
+        self._many("INSERT INTO messages (topic, id, table_id, boot, seq, session, hand, event_seq, kind, payload, "
+                   "published, received, stored, link, prev_hash, hash) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        self._many("INSERT INTO streams (table_id, topic, boot, count, max_seq) VALUES (?, ?, ?, ?, ?) "
+                   "ON CONFLICT (table_id, topic, boot) DO UPDATE SET count = streams.count + excluded.count, "
+                   "max_seq = CASE WHEN excluded.max_seq > streams.max_seq THEN excluded.max_seq "
+                   "ELSE streams.max_seq END", [(*k, c, top) for k, (c, top) in streams.items()])
+        self._many("UPDATE chains SET link = ?, hash = ? WHERE table_id = ?",
+                   [(link, digest, table) for table, (link, digest) in heads.items()])
         return new
+
+    def _existing(self, ids: Sequence[str], chunk: int = 400) -> set[tuple[str, str]]:
+        found: set[tuple[str, str]] = set()
+        unique = sorted(set(ids))
+        for k in range(0, len(unique), chunk):
+            part = unique[k:k + chunk]
+            marks = ", ".join("?" * len(part))
+            found.update((r[0], r[1]) for r in self._x(f"SELECT topic, id FROM messages WHERE id IN ({marks})", part))
+        return found
 
     def _head(self, table: str) -> tuple[int, str]:
         self._x("INSERT INTO chains (table_id, link, hash) VALUES (?, 0, ?) ON CONFLICT (table_id) DO NOTHING",
@@ -188,17 +222,6 @@ class SqlStore:
     def rejected(self) -> list[tuple[str, str, str]]:
         """(topic, reason, payload) of the messages kept apart."""
         return [(r[0], r[1], r[2]) for r in self._rows("SELECT topic, reason, payload FROM rejected ORDER BY received")]
-
-    def _write(self, sql: str, args: Sequence[Any]) -> int:
-        with self._lock:
-            try:
-                self._begin()
-                count = int(self._x(sql, args).rowcount)
-                self.conn.commit()
-                return count
-            except BaseException:
-                self.conn.rollback()
-                raise
 
     # -- reading --------------------------------------------------------------------
     def tables(self) -> list[str]:
@@ -275,9 +298,11 @@ class SqlStore:
 
     def close(self) -> None:
         """Close the connection. Idempotent."""
-        if not self._closed:
-            self._closed = True
-            self.conn.close()
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                if self._conn is not None:
+                    self._conn.close()
 
     def __enter__(self) -> SqlStore:
         return self
@@ -300,21 +325,26 @@ def open_store(url: str) -> SqlStore:
             import psycopg
         except ImportError:
             raise StoreError(f"{url}: PostgreSQL needs psycopg: pip install 'pokertable[hall]'") from None
-        try:
-            conn = psycopg.connect(url, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise StoreError(f"{_redact(url)}: cannot connect: {str(exc).strip()}") from None
-        return SqlStore(conn, "postgresql", _redact(url))
+
+        def connect_postgresql() -> Any:
+            try:
+                return psycopg.connect(url, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise StoreError(f"{_redact(url)}: cannot connect: {str(exc).strip()}") from None
+        return SqlStore(connect_postgresql, "postgresql", _redact(url))
     path = Path(url.removeprefix("sqlite://")) if url.startswith("sqlite://") else Path(url)
     if not path.parent.is_dir():
         raise StoreError(f"{path}: its directory {path.parent} does not exist")
-    try:
-        lite = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-        lite.execute("PRAGMA journal_mode=WAL")
-        lite.execute("PRAGMA synchronous=FULL")     # a message is acknowledged to the broker after this
-    except sqlite3.Error as exc:
-        raise StoreError(f"{path}: cannot open: {exc}") from None
-    return SqlStore(_SqliteConn(lite), "sqlite", str(path))
+
+    def connect() -> Any:
+        try:
+            lite = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            lite.execute("PRAGMA journal_mode=WAL")
+            lite.execute("PRAGMA synchronous=FULL")     # a message is acknowledged to the broker after this
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open: {exc}") from None
+        return _SqliteConn(lite)
+    return SqlStore(connect, "sqlite", str(path))
 
 
 class _SqliteConn:
@@ -325,6 +355,9 @@ class _SqliteConn:
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self._conn.execute(sql, args)
+
+    def cursor(self) -> sqlite3.Cursor:
+        return self._conn.cursor()
 
     def commit(self) -> None:
         if self._conn.in_transaction:
