@@ -7,12 +7,14 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from firmware_host.cli.common import Parsers
 
 if TYPE_CHECKING:
+    from hall.config import HallConfig
     from hall.store.sql import SqlStore
 
 
@@ -22,6 +24,13 @@ def register(parsers: Parsers) -> None:
     run = actions.add_parser("run", help="archive every table's events (until SIGTERM or Ctrl-C)")
     run.add_argument("--config", required=True, help="the hall's TOML config (hall/hall.example.toml)")
     run.set_defaults(func=cmd_run)
+    user = actions.add_parser("user", help="the dashboard's accounts: add or replace one (argon2id hash)")
+    user.add_argument("verb", choices=("add",))
+    user.add_argument("name")
+    user.add_argument("--role", required=True, choices=("td", "floor", "surveillance"))
+    user.add_argument("--users", required=True, help="the users file ([dashboard] users_file)")
+    user.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
+    user.set_defaults(func=cmd_user)
     verify = actions.add_parser("verify", help="check each table's hash chain; name the first broken link")
     hands = actions.add_parser("hands", help="the last hands of a table, every event (last-game recall)")
     hands.add_argument("--table", required=True)
@@ -80,16 +89,69 @@ def cmd_run(args: argparse.Namespace) -> int:
         archive.start()
         print(f"archiving {', '.join(archive.filters())} from {config.broker.host}:{config.broker.port} "
               f"into {store.where}", flush=True)
+
+        def report() -> None:
+            c = archive.counters
+            print(f"stored {c['stored']}, duplicates dropped {c['duplicates']}, kept apart {c['rejected']}, "
+                  f"gap alarms {c['gap_alarms']}, store errors {c['store_errors']}", flush=True)
         try:
-            while not stop.wait(10):
-                c = archive.counters
-                print(f"stored {c['stored']}, duplicates dropped {c['duplicates']}, kept apart {c['rejected']}, "
-                      f"gap alarms {c['gap_alarms']}, store errors {c['store_errors']}", flush=True)
+            if config.dashboard is None:
+                while not stop.wait(10):
+                    report()
+            else:
+                _serve_dashboard(config, stop, report)
         except KeyboardInterrupt:
             pass
         finally:
             archive.close()
     print("stopped: everything received was stored and acknowledged", flush=True)
+    return 0
+
+
+def _serve_dashboard(config: HallConfig, stop: threading.Event, report: Callable[[], None]) -> None:
+    """Serve the TD's dashboard on the main thread's event loop until *stop* (SIGTERM) or Ctrl-C."""
+    import asyncio
+
+    from hall.dashboard.server import Dashboard
+
+    settings = config.dashboard
+    assert settings is not None
+    dashboard = Dashboard(settings, config.archive.store)
+
+    async def main() -> None:
+        await dashboard.start()
+        print(f"dashboard: {dashboard.url}/ (broker account {settings.broker.username})", flush=True)
+        try:
+            waited = 0.0
+            while not stop.is_set():
+                await asyncio.sleep(0.2)
+                waited += 0.2
+                if waited >= 10:
+                    waited = 0.0
+                    report()
+        finally:
+            await dashboard.close()
+    asyncio.run(main())
+
+
+def cmd_user(args: argparse.Namespace) -> int:
+    import getpass
+
+    from hall.dashboard.accounts import add_user
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"password for {args.name}: ")
+        if getpass.getpass("again: ") != password:
+            print("the two passwords differ", file=sys.stderr)
+            return 2
+    try:
+        add_user(args.users, args.name, args.role, password)
+    except ValueError as exc:
+        print(f"tablectl hall user: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.name} ({args.role}) written to {args.users}")
     return 0
 
 

@@ -15,7 +15,7 @@ from firmware_host.mqtt.contract import ID_RE
 from firmware_host.mqtt.publisher import BrokerConfig
 from firmware_host.service.config import parse_broker
 
-__all__ = ["ArchiveConfig", "HallConfig", "load_hall_config", "parse_hall_config"]
+__all__ = ["ArchiveConfig", "DashboardConfig", "HallConfig", "load_hall_config", "parse_hall_config"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,29 @@ class ArchiveConfig:
 
 
 @dataclass(frozen=True)
+class DashboardConfig:
+    """The TD's dashboard (docs/dashboard.md), served by ``tablectl hall run`` when the section is there."""
+
+    broker: BrokerConfig
+    """The ``[broker]`` with the dashboard's own account (``td``: reads everything, sends commands)."""
+    users_file: Path
+    keys: dict[str, bytes]
+    """Each table's command key (the table's ``[commands] key_file``): they stay on the hall server."""
+    listen: str = "127.0.0.1"
+    port: int = 8080
+    hole_card_delay: float = 300.0
+    silent_after: float = 30.0
+    session_ttl: float = 12 * 3600.0
+    reply_timeout: float = 5.0
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+
+@dataclass(frozen=True)
 class HallConfig:
     broker: BrokerConfig
     archive: ArchiveConfig
+    dashboard: DashboardConfig | None = None
 
 
 def load_hall_config(path: str | Path) -> HallConfig:
@@ -65,5 +85,54 @@ def parse_hall_config(data: dict[str, Any], base: Path = Path("."), file: str = 
                             validate=a.get_bool("validate", True),
                             gap_grace=a.get_float("gap_grace", 5.0, minval=0, maxval=3600),
                             batch=a.get_int("batch", 500, minval=1, maxval=100_000))
+    dashboard = _dashboard(top.section("dashboard"), data["broker"], base) if top.has("dashboard") else None
     top.finish()
-    return HallConfig(broker, archive)
+    return HallConfig(broker, archive, dashboard)
+
+
+def _dashboard(d: Section, broker: dict[str, Any], base: Path) -> DashboardConfig:
+    """``[dashboard]``: the web server, its accounts, its broker account, the tables' command keys."""
+    def path(name: str, must_exist: bool = True) -> Path:
+        value = Path(d.get_str(name, nonempty=True))
+        value = value if value.is_absolute() else base / value
+        if must_exist and not value.exists():
+            raise d.error(name, f"{value} does not exist")
+        return value
+
+    account = dict(broker, username=d.get_str("username", "td", nonempty=True))
+    account.pop("password", None)
+    account.pop("client_id", None)
+    if d.has("password_file"):
+        account["password_file"] = str(path("password_file"))
+    else:
+        account.pop("password_file", None)
+    mqtt = parse_broker(Section(account, d.file, "broker"), base, account["username"])
+    keys = {}
+    k = d.section("keys")
+    for table in list(k.data):
+        if not ID_RE.match(table):
+            raise k.error(table, "a table id is 1-64 characters of [a-z0-9-]")
+        try:
+            key = path_in(k, table, base).read_text().strip()
+        except OSError as exc:
+            raise k.error(table, f"cannot read {k.data[table]}: {exc.strerror or exc}") from None
+        if len(key) < 16:
+            raise k.error(table, "the key must be at least 16 characters (the table's [commands] key_file)")
+        keys[table] = key.encode()
+    cert = str(path("tls_cert")) if d.has("tls_cert") else None
+    key_file = str(path("tls_key")) if d.has("tls_key") else None
+    if (cert is None) != (key_file is None):
+        raise d.error("tls_key" if cert else "tls_cert", "dashboard.tls_cert and dashboard.tls_key go together")
+    return DashboardConfig(
+        broker=mqtt, users_file=path("users_file"), keys=keys,
+        listen=d.get_str("listen", "127.0.0.1", nonempty=True), port=d.get_int("port", 8080, minval=0, maxval=65535),
+        hole_card_delay=d.get_float("hole_card_delay", 300.0, minval=0, maxval=86400),
+        silent_after=d.get_float("silent_after", 30.0, above=0, maxval=3600),
+        session_ttl=d.get_float("session_ttl", 12 * 3600.0, minval=60, maxval=7 * 86400),
+        reply_timeout=d.get_float("reply_timeout", 5.0, above=0, maxval=60), tls_cert=cert, tls_key=key_file)
+
+
+def path_in(section: Section, name: str, base: Path) -> Path:
+    """The path given as *name* in *section*, relative to *base*."""
+    value = Path(section.get_str(name, nonempty=True))
+    return value if value.is_absolute() else base / value
