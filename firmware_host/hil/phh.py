@@ -7,6 +7,17 @@ a burn before each street), chips pushed into the bet zones, folds to the
 muck, checks confirmed on the console. :func:`verify` runs them through a
 fresh :class:`~firmware_host.rules.engine.HandEngine` and compares the outcome
 with the record's ``finishing_stacks``.
+
+A hand with a dead small blind (the hall's ``_dead_small_blind``: 004 D.a,
+000 §32) cannot start on a fresh engine, which puts the small blind on the
+first player after the button. The table reaches it only after the big blind
+of the hand before busted, so the replay plays that hand first, a lead-in:
+a phantom player sits between the record's button and its big blind, posts
+the big blind all-in and loses it to a caller, and leaves; the small blind
+then falls on his empty seat, dead, under the dead-button rule
+(``firmware_host.rules.seating``). The lead-in's stacks are chosen so that
+every player starts the record's hand with the record's starting stack; only
+the record's hand is compared.
 """
 from __future__ import annotations
 
@@ -21,7 +32,7 @@ from typing import Any
 
 from pokerkit import HandHistory
 
-from firmware_host.events import ActionTaken, Event, HandEnded, PotAwarded
+from firmware_host.events import ActionTaken, Event, HandEnded, HandStarted, PotAwarded
 from firmware_host.observations import (
     DECK,
     CardEntered,
@@ -131,61 +142,104 @@ class _Table:
     chips: tuple[int, ...] = PHH_CHIPS
 
 
+PHANTOM = "phantom"
+"""The lead-in's phantom player: the big blind of the hand before a dead small blind, who busts (004 D.a)."""
+
+PHANTOM_SEAT = 1
+LEAD_IN_CALLER = ("As", "Ad")
+LEAD_IN_PHANTOM = ("7c", "2d")
+LEAD_IN_BOARD = ("Kh", "Qs", "9c", "4d", "3h")
+"""The lead-in's cards: the caller's aces beat the phantom's 7-2 on a board with no straight or flush for it."""
+
+
+@dataclass
+class _Converted:
+    """A hand as observations, the actions the engine should report, and the table script."""
+
+    obs: list[Observation] = field(default_factory=list)
+    expected: list[Expected] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    seats: list[int] = field(default_factory=list)   # the seat of each PHH position
+    lead_in: int = 0                                  # how many of ``obs`` are the lead-in's (a dead small blind)
+    t: float = 0.0
+
+    def add(self, o_type: Callable[..., Observation], *args: Any, **kwargs: Any) -> None:
+        self.t += 1.0
+        self.obs.append(o_type(self.t, *args, **kwargs))
+
+    def say(self, line: str) -> None:
+        self.lines.append(line)
+
+
 def observations(hh: HandHistory) -> tuple[list[Observation], list[Expected]]:
-    """The observations the table would make of hand *hh*, and the actions it should report."""
-    obs, expected, _ = _convert(hh)
-    return obs, expected
+    """The observations the table would make of hand *hh*, and the actions it should report.
+
+    With a dead small blind the observations begin with the lead-in hand (see the module's doc); the
+    actions are the record's hand's only.
+    """
+    c = _convert(hh)
+    return c.obs, c.expected
 
 
 def script(hh: HandHistory) -> str:
-    """Hand *hh* as a table script for the simulator (docs/scenarios.md)."""
-    return "\n".join(_convert(hh)[2]) + "\n"
+    """Hand *hh* as a table script for the simulator (docs/scenarios.md), its lead-in first if any."""
+    return "\n".join(_convert(hh).lines) + "\n"
 
 
-def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[str]]:
+def _convert(hh: HandHistory) -> _Converted:
     if hh.variant != "NT":
         raise PhhError(f"variant {hh.variant!r}: the table plays No-Limit Texas Hold'em ('NT') only")
     n = len(hh.starting_stacks)
     if hh.blinds_or_straddles is None:
         raise PhhError("the hand has no blinds")
     blinds = list(hh.blinds_or_straddles)
-    if hh.user_defined_fields.get("_dead_small_blind"):
-        raise PhhError("a dead small blind (004 D.a, 000 §32) needs the hand before it: a fresh engine "
-                       "would put the small blind on the first player after the button")
-    if any(blinds[2:]) or (n > 2 and blinds[:2] != sorted(blinds[:2])):
+    dead = bool(hh.user_defined_fields.get("_dead_small_blind"))
+    if dead:
+        if n < 3:
+            raise PhhError("a dead small blind (004 D.a, 000 §32) with 2 players cannot be replayed: heads-up "
+                           "the button posts the small blind (000 §34), it is never dead")
+        if blinds[0] <= 0 or any(blinds[1:]):
+            raise PhhError(f"a dead small blind: blinds {blinds} must be the big blind (p1) and nothing else")
+    elif any(blinds[2:]) or (n > 2 and blinds[:2] != sorted(blinds[:2])):
         raise PhhError("straddles are not played at this table")
+    big_at = 0 if dead or n == 2 else 1                # the big blind's position
     antes = list(hh.antes)
     ante = bb_ante = 0
     if any(antes):
         if len(set(antes)) == 1:
             ante = antes[0]
-        elif sum(1 for a in antes if a) == 1 and antes[1 if n > 2 else 0]:
+        elif sum(1 for a in antes if a) == 1 and antes[big_at]:
             bb_ante = max(antes)
         else:
             raise PhhError(f"antes {antes} are neither uniform nor a big-blind ante")
-    sb, bb = (blinds[0], blinds[1]) if n > 2 else (min(blinds[:2]), max(blinds[:2]))
-    seats = list(range(1, n + 1))                     # PHH position i sits in seat i+1; button = seat n
-    obs: list[Observation] = []
-    lines: list[str] = []
-    say = lines.append
-    t = 0.0
-
-    def add(o_type: Callable[..., Observation], *args: Any, **kwargs: Any) -> None:
-        nonlocal t
-        t += 1.0
-        obs.append(o_type(t, *args, **kwargs))
-
+    chips = _chip_set(chip_unit(hh))
+    if dead:
+        bb = blinds[0]
+        sb = _dead_hand_small_blind(hh, bb, chips[0])
+    else:
+        sb, bb = (blinds[0], blinds[1]) if n > 2 else (min(blinds[:2]), max(blinds[:2]))
     players: list[str | None] = list(hh.players) if hh.players else [None] * n
     names = [(p or f"p{i + 1}").replace(" ", "_") for i, p in enumerate(players)]
-    for i, seat in enumerate(seats):
-        add(SeatPresence, seat, True, player=players[i], stack=hh.starting_stacks[i])
-        say(f"seat {seat} {names[i]} {hh.starting_stacks[i]}")
-    add(SetLevel, sb, bb, ante, bb_ante)
-    say(f"level {sb} {bb}" + (f" ante {ante}" if ante else "") + (f" bba {bb_ante}" if bb_ante else ""))
-    add(MoveButton, seats[-1])
-    say(f"button {seats[-1]}")
+    c = _Converted()
+    add, say = c.add, c.say
+    if dead:                                          # the phantom in seat 1: positions one seat on
+        c.seats = seats = list(range(PHANTOM_SEAT + 1, n + 2))
+        _lead_in(c, hh, players, names, sb, bb, chips)
+        if ante or bb_ante:                           # the lead-in has none: the level from this hand (000 §23)
+            add(SetLevel, sb, bb, ante, bb_ante)
+            say(f"level {sb} {bb}" + (f" ante {ante}" if ante else "") + (f" bba {bb_ante}" if bb_ante else ""))
+        c.lead_in = len(c.obs)
+    else:
+        c.seats = seats = list(range(1, n + 1))      # PHH position i sits in seat i+1; button = seat n
+        for i, seat in enumerate(seats):
+            add(SeatPresence, seat, True, player=players[i], stack=hh.starting_stacks[i])
+            say(f"seat {seat} {names[i]} {hh.starting_stacks[i]}")
+        add(SetLevel, sb, bb, ante, bb_ante)
+        say(f"level {sb} {bb}" + (f" ante {ante}" if ante else "") + (f" bba {bb_ante}" if bb_ante else ""))
+        add(MoveButton, seats[-1])
+        say(f"button {seats[-1]}")
     add(ConsolePress, "new-hand")
-    hand_line = len(lines)
+    hand_line = len(c.lines)
     say("hand")
 
     used: set[str] = set()
@@ -195,24 +249,27 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
             used.update(_cards(parts[-1]))
         elif len(parts) > 2 and parts[1] == "sm" and parts[2] != "-":
             used.update(_cards(parts[2]))
-    burns = iter(c for c in DECK if c not in used)
+    burns = iter(card for card in DECK if card not in used)
 
     # who posts what, in PHH (position) order
-    table = _Table(stacks=list(hh.starting_stacks), bets=[0] * n, live=[True] * n, chips=_chip_set(chip_unit(hh)))
+    table = _Table(stacks=list(hh.starting_stacks), bets=[0] * n, live=[True] * n, chips=chips)
     posts = [ante] * n if ante else [0] * n
     if bb_ante:
-        posts[1 if n > 2 else 0] = bb_ante
+        posts[big_at] = bb_ante
     for i in range(n):
         table.stacks[i] -= min(posts[i], table.stacks[i])
-    blind_of = [sb, bb] + [0] * (n - 2) if n > 2 else [bb, sb]
+    if dead:
+        blind_of = [bb] + [0] * (n - 1)               # 004 D.a: no small blind
+    else:
+        blind_of = [sb, bb] + [0] * (n - 2) if n > 2 else [bb, sb]
     for i in range(n):
         paid = min(blind_of[i], table.stacks[i])
         table.bets[i] = paid
         table.stacks[i] -= paid
     table.zones = [dict(_chips(b, False, table.chips)) if b else {} for b in table.bets]
-    lines[hand_line] = " ".join(["hand"] + [f"{seats[i]}:{b}" for i, b in enumerate(table.bets) if b])
+    c.lines[hand_line] = " ".join(["hand"] + [f"{seats[i]}:{b}" for i, b in enumerate(table.bets) if b])
 
-    expected: list[Expected] = []
+    expected = c.expected
     holes: dict[int, list[str]] = {}
     street = 0
     for action in hh.actions:
@@ -229,29 +286,14 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
             continue
         if parts[0] == "d" and parts[1] == "db":
             cards = _cards(parts[2])
-            name = STREET_NAMES[street]
+            _board(c, table, seats, STREET_NAMES[street], cards, next(burns))
             street += 1
-            burn = next(burns)
-            say(f"board {name} {''.join(cards)} burn {burn}")
-            add(CardEntered, "shoe", burn)
-            add(CardEntered, "burn", burn)
-            for card in cards:
-                add(CardEntered, "shoe", card)
-                add(CardEntered, f"board:{name}", card)
-            table.bets = [0] * n
-            for i in range(n):
-                if table.zones[i]:
-                    table.zones[i] = {}
-                    add(ChipsInZone, f"bet:{seats[i]}", 0)
             continue
         i = int(parts[0][1:]) - 1
         seat = seats[i]
         verb = parts[1]
         if verb == "f":
-            add(CardEntered, "muck", holes[i][0])
-            add(CardEntered, "muck", holes[i][1])
-            table.live[i] = False
-            say(f"fold {seat}")
+            _fold(c, table, i, seat, holes[i])
             expected.append(Expected(seat, "fold", 0))
         elif verb == "cc":
             owed = min(max(table.bets) - table.bets[i], table.stacks[i])
@@ -260,8 +302,7 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
                 say("confirm")
                 expected.append(Expected(seat, "check", table.bets[i]))
             else:
-                say(f"push {seat} " + _push(table, i, owed, split=False))
-                add(ChipsInZone, f"bet:{seat}", table.bets[i], tuple(sorted(table.zones[i].items(), reverse=True)))
+                _call(c, table, i, seat, owed)
                 expected.append(Expected(seat, "call", table.bets[i]))
         elif verb == "cbr":
             total = int(parts[2])
@@ -275,11 +316,122 @@ def _convert(hh: HandHistory) -> tuple[list[Observation], list[Expected], list[s
                 say(f"fold {seat}")
         else:
             raise PhhError(f"action {action!r} is not played at this table")
-    able = [i for i in range(n) if table.live[i] and table.stacks[i] > 0]
-    if sum(table.live) > 1 and len(able) > 1:
+    if sum(table.live) > 1 and all(table.stacks):
         add(ConsolePress, "confirm")                  # the dealer confirms the tabled hands
-        say("confirm")
-    return obs, expected, lines
+        say("confirm")                                # (with a player all-in they are tabled at once: 000 §16)
+    return c
+
+
+def _fold(c: _Converted, table: _Table, i: int, seat: int, hole: list[str] | tuple[str, ...]) -> None:
+    c.add(CardEntered, "muck", hole[0])
+    c.add(CardEntered, "muck", hole[1])
+    table.live[i] = False
+    c.say(f"fold {seat}")
+
+
+def _call(c: _Converted, table: _Table, i: int, seat: int, owed: int) -> None:
+    c.say(f"push {seat} " + _push(table, i, owed, split=False))
+    c.add(ChipsInZone, f"bet:{seat}", table.bets[i], tuple(sorted(table.zones[i].items(), reverse=True)))
+
+
+def _board(c: _Converted, table: _Table, seats: list[int], name: str, cards: Iterable[str], burn: str) -> None:
+    """The burn, the street's cards, then the bets swept (each zone read empty)."""
+    cards = list(cards)
+    c.say(f"board {name} {''.join(cards)} burn {burn}")
+    c.add(CardEntered, "shoe", burn)
+    c.add(CardEntered, "burn", burn)
+    for card in cards:
+        c.add(CardEntered, "shoe", card)
+        c.add(CardEntered, f"board:{name}", card)
+    table.bets = [0] * len(table.bets)
+    for i, seat in enumerate(seats):
+        if table.zones[i]:
+            table.zones[i] = {}
+            c.add(ChipsInZone, f"bet:{seat}", 0)
+
+
+def _dead_hand_small_blind(hh: HandHistory, bb: int, unit: int) -> int:
+    """The small blind of the level of a hand whose small blind is dead: its ``_level`` (a table's record),
+    else half the big blind in whole chips. Nobody posts it in that hand: it is the lead-in's."""
+    level = hh.user_defined_fields.get("_level")
+    if isinstance(level, dict) and "small_blind" in level:
+        sb = level["small_blind"]
+        if not isinstance(sb, int) or not 0 < sb < bb:
+            raise PhhError(f"_level small_blind {sb!r} must be a whole number between 0 and the big blind {bb}")
+        return sb
+    sb = bb // 2 // unit * unit
+    if sb <= 0:
+        raise PhhError(f"a dead small blind: the big blind {bb} has no smaller blind in chips of {unit}: "
+                       "give the level (_level)")
+    return sb
+
+
+def _lead_in(c: _Converted, hh: HandHistory, players: list[str | None], names: list[str], sb: int, bb: int,
+             chips: tuple[int, ...]) -> None:
+    """The hand before a dead small blind, as the table would see it (004 D.a, 000 §32).
+
+    Seats: the phantom in seat 1, PHH position i in seat i+2, so that he sits between the record's button
+    (the last position) and its big blind (p1). The lead-in's button is the record's next-to-last player,
+    its small blind the record's button, its big blind the phantom, all-in for exactly the blind. A caller
+    (the small blind, or the first of the others with the chips) calls and wins at showdown; the others
+    fold. The phantom, broke, leaves. Next hand the big blind advances to p1, the small blind falls on the
+    phantom's empty seat, dead, and the button goes where the small blind was: the record's button
+    (``seating._dead_button``). The lead-in's stacks are the record's less what each wins in it.
+    """
+    seats = c.seats
+    n = len(seats)
+    start = list(hh.starting_stacks)
+    small = n - 1                                     # the lead-in's small blind: the record's button
+    if start[small] >= 2 * bb:                        # he completes and wins the phantom's blind
+        caller = small
+    else:                                             # he folds his small blind; another calls
+        found = [i for i in range(n - 1) if start[i] >= 2 * bb + sb]
+        if not found:
+            raise PhhError(f"a dead small blind (004 D.a): nobody has the chips to call the big blind {bb} "
+                           "in the hand before it (the button needs 2 big blinds, another player 2 and a "
+                           "small blind)")
+        caller = found[0]
+    won = [0] * n
+    won[caller] = bb if caller == small else bb + sb
+    if caller != small:
+        won[small] = -sb
+    lead = [start[i] - won[i] for i in range(n)]
+    every = [PHANTOM_SEAT] + seats                    # index k of the lead-in's table: seat every[k]
+
+    c.add(SeatPresence, PHANTOM_SEAT, True, player=PHANTOM, stack=bb)
+    c.say(f"seat {PHANTOM_SEAT} {PHANTOM} {bb}")
+    for i, seat in enumerate(seats):
+        c.add(SeatPresence, seat, True, player=players[i], stack=lead[i])
+        c.say(f"seat {seat} {names[i]} {lead[i]}")
+    c.add(SetLevel, sb, bb, 0, 0)
+    c.say(f"level {sb} {bb}")
+    c.add(MoveButton, seats[n - 2])
+    c.say(f"button {seats[n - 2]}")
+    c.add(ConsolePress, "new-hand")
+    table = _Table(stacks=[0] + lead, bets=[bb] + [0] * n, live=[True] * (n + 1), chips=chips)
+    table.bets[1 + small] = sb
+    table.stacks[1 + small] -= sb
+    table.zones = [dict(_chips(b, False, chips)) if b else {} for b in table.bets]
+    c.say(f"hand {seats[small]}:{sb} {PHANTOM_SEAT}:{bb}")
+
+    fixed = set(LEAD_IN_CALLER + LEAD_IN_PHANTOM + LEAD_IN_BOARD)
+    spare = iter(card for card in DECK if card not in fixed)
+    holes = [LEAD_IN_PHANTOM] + [LEAD_IN_CALLER if i == caller else (next(spare), next(spare)) for i in range(n)]
+    deal = [1 + small, 0] + list(range(1, n))         # from the small blind, clockwise
+    c.say("deal " + " ".join(f"{every[k]}:{''.join(holes[k])}" for k in deal))
+    for round_ in range(2):
+        for k in deal:
+            c.add(CardEntered, "shoe", holes[k][round_])
+            c.add(CardEntered, f"seat:{every[k]}", holes[k][round_])
+    for k in list(range(1, n)) + [1 + small]:         # preflop: after the big blind, round to the small blind
+        if k == 1 + caller:
+            _call(c, table, k, every[k], min(bb - table.bets[k], table.stacks[k]))
+        else:
+            _fold(c, table, k, every[k], holes[k])
+    for name, cards in zip(STREET_NAMES, (LEAD_IN_BOARD[:3], LEAD_IN_BOARD[3:4], LEAD_IN_BOARD[4:])):
+        _board(c, table, every, name, cards, next(spare))
+    c.add(SeatPresence, PHANTOM_SEAT, False)          # all-in, no confirm: the showdown is the engine's
+    c.say(f"leave {PHANTOM_SEAT}")
 
 
 def _push(table: _Table, i: int, amount: int, *, split: bool) -> str:
@@ -303,16 +455,39 @@ class Verdict:
 
 
 def verify_hand(number: int, hh: HandHistory, profile: Profile) -> Verdict:
-    """Run hand *hh* through a fresh engine; compare actions and final stacks with the record."""
+    """Run hand *hh* through a fresh engine; compare actions and final stacks with the record.
+
+    A dead small blind's lead-in hand is played first (see the module's doc) and must leave every player
+    with the record's starting stack; its events are not compared, nor returned.
+    """
     try:
-        obs, expected = observations(hh)
+        converted = _convert(hh)
         unit = chip_unit(hh)
     except PhhError as exc:
         return Verdict(number, False, False, f"cannot replay: {exc}", ())
     engine = HandEngine(profile, "phh", chip_unit=unit)
+    seats = converted.seats
+    if converted.lead_in and seats[-1] > profile.seats:
+        return Verdict(number, False, False, f"cannot replay: a dead small blind (004 D.a) needs the seat of the "
+                       f"big blind who busted: {len(seats)} players and him need {seats[-1]} seats, the "
+                       f"{profile.id} table has {profile.seats}", ())
+    if converted.lead_in:
+        lead: list[Event] = []
+        for o in converted.obs[: converted.lead_in]:
+            lead.extend(engine.feed(o))
+        problem = _lead_in_problem(lead, engine, hh, seats)
+        if problem:
+            return Verdict(number, False, False, f"cannot replay the dead small blind (004 D.a): {problem}",
+                           tuple(lead))
     events: list[Event] = []
-    for o in obs:
+    for o in converted.obs[converted.lead_in:]:
         events.extend(engine.feed(o))
+    expected = converted.expected
+    if converted.lead_in:
+        started = next((e for e in events if isinstance(e, HandStarted)), None)
+        if started is not None and (started.small_blind_seat is not None or started.big_blind_seat != seats[0]):
+            return Verdict(number, False, False, f"the lead-in left no dead small blind ({profile.id} profile's "
+                           f"seating rules): engine {started.to_json()}", tuple(events))
     actions = [e for e in events if isinstance(e, ActionTaken)]
     for k, (want, got) in enumerate(zip(expected, actions)):
         if (want.seat, want.action, want.total) != (got.seat, got.action, got.total):
@@ -330,7 +505,7 @@ def verify_hand(number: int, hh: HandHistory, profile: Profile) -> Verdict:
     if hh.finishing_stacks is None:
         return Verdict(number, False, False, "the record has no finishing stacks", tuple(events))
     stacks = dict(zip(ended[-1].seats, ended[-1].stacks))
-    final = [stacks[s] for s in range(1, len(hh.finishing_stacks) + 1)]
+    final = [stacks[s] for s in seats[: len(hh.finishing_stacks)]]
     record = list(hh.finishing_stacks)
     if final == record:
         return Verdict(number, True, False, "", tuple(events))
@@ -341,6 +516,20 @@ def verify_hand(number: int, hh: HandHistory, profile: Profile) -> Verdict:
         detail = "odd chip " + ("placed by " if ok else "NOT placed by ") + profile.id + " profile rules"
         return Verdict(number, ok, True, detail, tuple(events))
     return Verdict(number, False, False, f"final stacks {final}, record {record}", tuple(events))
+
+
+def _lead_in_problem(events: list[Event], engine: HandEngine, hh: HandHistory, seats: list[int]) -> str:
+    """What went wrong in a dead small blind's lead-in hand, or "" when it left the record's stacks."""
+    irregular = [e for e in events if e.KIND == "irregularity"]
+    if irregular:
+        return f"lead-in's first irregularity: {irregular[0].to_json()}"
+    if sum(isinstance(e, HandEnded) for e in events) != 1 or engine.in_hand:
+        return "the lead-in hand did not end"
+    stacks = engine.stacks
+    got = [stacks.get(s, 0) for s in seats]
+    if PHANTOM_SEAT in stacks or got != list(hh.starting_stacks):
+        return f"the lead-in left stacks {stacks}, the record starts with {list(hh.starting_stacks)}"
+    return ""
 
 
 def _odd_chip_where_profile_says(award: PotAwarded, profile: Profile) -> bool:
