@@ -29,6 +29,8 @@ def register(bench: Any) -> None:
                       help="events per second per table (a live table makes about 0.5: ten times that)")
     hall.add_argument("--seconds", type=float, default=20.0, help="how long the tables publish, per run")
     hall.add_argument("--stores", default="sqlite,postgresql", help="which stores, comma-separated")
+    hall.add_argument("--no-dashboard", dest="dashboard", action="store_false",
+                      help="leave out the dashboard run (the page open in headless Chromium)")
     hall.set_defaults(func=cmd_bench_hall)
 
 
@@ -149,6 +151,159 @@ def _run(port: int, store_url: str, workers: int, args: argparse.Namespace, tag:
             "per_worker_stored": [c.get("stored", 0) for c in counters]}
 
 
+def _states(port: int, names: list[str], rate: float, seconds: float, go: Any, results: Any) -> None:
+    """One process of simulated tables for the dashboard run: each says it is online, then publishes its
+    retained ``state`` at *rate* a second, the hand number counting the changes; the publish times go back."""
+    import paho.mqtt.client as mqtt
+    from paho.mqtt.enums import CallbackAPIVersion
+
+    from firmware_host.mqtt import contract as mc
+
+    logging.basicConfig(level=logging.ERROR)
+    boot = uuid.uuid4().hex[:8]
+    clients = []
+    for name in names:
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{name}", protocol=mqtt.MQTTv5)
+        client.max_queued_messages_set(0)
+        client.connect("127.0.0.1", port, 30)
+        client.loop_start()
+        status = mc.envelope("status", name, boot, 1, f"{name}-{boot}-status-1", time.time(), status="online",
+                             source="demo")
+        client.publish(mc.Topics(name).status, mc.dumps(status), qos=1, retain=True)
+        clients.append(client)
+    results.put(("ready", len(clients)))
+    go.wait()
+    sent: list[tuple[str, int, float]] = []
+    start, n, total = time.perf_counter(), 0, rate * len(names)
+    while (now := time.perf_counter()) - start < seconds:
+        due = start + n / total
+        if now < due:
+            time.sleep(min(0.002, due - now))
+            continue
+        k, name = n % len(names), names[n % len(names)]
+        hand = n // len(names) + 1
+        state = {"hand": hand, "in_hand": True, "last_seq": hand, "button": 1, "street": "preflop",
+                 "blinds": [100, 200], "ante": 0, "board": [], "shown": {}, "folded": [],
+                 "stacks": {str(s): 10000 for s in range(1, 10)}, "bets": {"1": 100, "2": 200}, "pot": hand}
+        at = time.time()
+        payload = mc.envelope("state", name, boot, hand + 1, f"{name}-{boot}-state-{hand}", at, state=state)
+        clients[k].publish(mc.Topics(name).state, mc.dumps(payload), qos=1, retain=True)
+        sent.append((name, hand, at))
+        n += 1
+    time.sleep(2.0)
+    for client in clients:
+        client.disconnect()
+        client.loop_stop()
+    results.put(("done", sent))
+
+
+_WATCH = """() => {
+  window.__seen = [];
+  const last = new Map();
+  const scan = () => {
+    const now = Date.now();
+    for (const tile of document.querySelectorAll('#room .tile[data-table]')) {
+      const hand = tile.dataset.hand;
+      if (hand !== undefined && last.get(tile.dataset.table) !== hand) {
+        last.set(tile.dataset.table, hand);
+        window.__seen.push([tile.dataset.table, Number(hand), now]);
+      }
+    }
+  };
+  new MutationObserver(scan).observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def _dashboard_run(port: int, args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    """The dashboard served in this process, its page open in headless Chromium (logged in as the TD), while
+    *args.tables* tables change their state at *args.table_rate* a second: publish-to-page delay, CPU."""
+    import asyncio
+    import resource
+    import threading
+
+    from playwright.sync_api import sync_playwright
+
+    from firmware_host.mqtt.publisher import BrokerConfig
+    from hall.config import DashboardConfig
+    from hall.dashboard.accounts import add_user
+    from hall.dashboard.server import Dashboard
+
+    add_user(tmp / "users.toml", "bench", "td", "bench-password-0")
+    config = DashboardConfig(broker=BrokerConfig("127.0.0.1", port, keepalive=30, client_id="bench-dashboard"),
+                             users_file=tmp / "users.toml", keys={}, port=0, silent_after=3600)
+    dashboard = Dashboard(config, str(tmp / "dashboard.sqlite"))
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    asyncio.run_coroutine_threadsafe(dashboard.start(), loop).result(30)
+    if not dashboard.link.connected.wait(30):
+        raise RuntimeError("the dashboard could not connect to the broker")
+    ctx = multiprocessing.get_context("spawn")
+    results, go = ctx.Queue(), ctx.Event()
+    names = [f"d{k + 1}" for k in range(args.tables)]
+    groups = [names[i:i + TABLES_PER_PROCESS] for i in range(0, len(names), TABLES_PER_PROCESS)]
+    procs = [ctx.Process(target=_states, args=(port, g, args.table_rate, args.seconds, go, results), daemon=True)
+             for g in groups]
+    for p in procs:
+        p.start()
+    ready = sum(results.get(timeout=120)[1] for _ in procs)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1600, "height": 1000}, bypass_csp=True)   # to read its clock
+            page.goto(dashboard.url + "/login")
+            page.fill("#username", "bench")
+            page.fill("#password", "bench-password-0")
+            page.click("#login")
+            page.wait_for_function(f"document.querySelectorAll('#room .tile').length >= {len(names)}", timeout=60000)
+            page.evaluate(_WATCH)
+            cdp = page.context.new_cdp_session(page)
+            cdp.send("Performance.enable")
+            before, wall, server = _task_seconds(cdp), time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
+            go.set()
+            sent = [row for _ in procs for row in results.get(timeout=args.seconds + 120)[1]]
+            page.wait_for_timeout(2000)
+            used, span = _task_seconds(cdp) - before, time.monotonic() - wall
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            seen = page.evaluate("window.__seen")
+            browser.close()
+    finally:
+        asyncio.run_coroutine_threadsafe(dashboard.close(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+    shown_at = {(table, hand): at / 1000 for table, hand, at in seen}
+    delays = [(shown_at[(t, h)] - at) * 1000 for t, h, at in sent if (t, h) in shown_at]
+    last: dict[str, int] = {}
+    for t, h, _ in sent:
+        last[t] = max(last.get(t, 0), h)
+    return {"tables": len(names), "connected": ready, "published": len(sent), "shown": len(delays),
+            "missed": sum(1 for t, h, _ in sent if (t, h) not in shown_at and h == last[t]),
+            "page_median_ms": round(statistics.median(delays), 1) if delays else None,
+            "page_p99_ms": round(percentile(delays, 99), 1) if delays else None,
+            "page_cpu_s_per_s": round(used / span, 3),
+            "server_cpu_s_per_s": round((after.ru_utime + after.ru_stime - server.ru_utime - server.ru_stime) / span,
+                                        3)}
+
+
+def _task_seconds(cdp: Any) -> float:
+    """The page's main-thread busy seconds so far (Chrome's ``TaskDuration`` metric)."""
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return float(next(m["value"] for m in metrics if m["name"] == "TaskDuration"))
+
+
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+"""Debian's Chromium, headless, with nothing reaching out to the network (the hall's machine has none)."""
+
+
+def chromium() -> str:
+    """Debian's Chromium (``apt-get install chromium``); Playwright never downloads a browser here."""
+    import shutil
+    found = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    if found is None:
+        raise RuntimeError("no chromium: apt-get install chromium (the dashboard's benchmark and tests use it)")
+    return found
+
+
 def cmd_bench_hall(args: argparse.Namespace) -> int:
     import resource
 
@@ -176,10 +331,18 @@ def cmd_bench_hall(args: argparse.Namespace) -> int:
                           f"{run['ingest_events_per_s']} events/s, publish-to-commit median "
                           f"{run['commit_median_ms']} ms p99 {run['commit_p99_ms']} ms; lost {run['events_lost']}, "
                           f"duplicated {run['events_duplicated']}; per worker {run['per_worker_stored']}", flush=True)
+            page = _dashboard_run(broker.port, args, Path(tmp)) if args.dashboard else None
         finally:
             if pg:
                 pg.stop()
-    result = {"bench": "hall", "runs": runs,
+    if page is not None:
+        print(f"dashboard: {page['tables']} tables, {page['published']} state changes published, "
+              f"{page['shown']} shown on the page ({page['missed']} never shown); publish-to-page median "
+              f"{page['page_median_ms']} ms p99 {page['page_p99_ms']} ms; the page's CPU "
+              f"{page['page_cpu_s_per_s']} s per second, the server's {page['server_cpu_s_per_s']} s per second",
+              flush=True)
+    result = {"bench": "hall", "runs": runs, "dashboard": page,
+              "dashboard_p99_ms": page["page_p99_ms"] if page else None,
               "events_lost": sum(r["events_lost"] for r in runs),
               "events_duplicated": sum(r["events_duplicated"] for r in runs),
               "ingest_events_per_s": min(r["ingest_events_per_s"] for r in runs),

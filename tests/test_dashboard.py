@@ -172,6 +172,7 @@ def test_hand_for_hand_pauses_each_table_at_its_hands_end_then_resumes_all_at_on
         assert status == 200 and h4h["tables"] == {"t1": "playing", "t2": "done"}
         assert wait_for(lambda: _tile(td, "t2")["paused"])
         assert not _tile(td, "t1")["paused"]
+        assert (_tile(td, "t1")["h4h"], _tile(td, "t2")["h4h"]) == ("playing", "done")
         t1.gate.open_to(marks["hand1_end"])              # t1's hand ends: it pauses, and all resume together
         assert wait_for(lambda: td.request("/api/room")[1]["h4h"]["round"] == 2)
         assert wait_for(lambda: not _tile(td, "t1")["paused"] and not _tile(td, "t2")["paused"])

@@ -141,8 +141,14 @@ class Dashboard:
             await asyncio.sleep(0.5)
             self._publish(self.room.tick(self.clock()))
 
+    def _tile(self, tile: dict[str, Any]) -> dict[str, Any]:
+        """*tile* with its hand-for-hand state (``playing``, ``done``; None when not in hand-for-hand)."""
+        return {**tile, "h4h": self.h4h.tables.get(tile["table"]) if self.h4h.active else None}
+
     def _publish(self, updates: list[Update]) -> None:
         for update in updates:
+            if update.event == "tile":
+                update = Update("tile", update.capability, self._tile(update.data))
             for client in list(self._clients):
                 if update.capability in client.session.user.can:
                     try:
@@ -154,8 +160,14 @@ class Dashboard:
         """Send hand-for-hand's pauses and resumes (signed commands); the replies are logged."""
         for order in orders:
             for table in order.tables:
-                asyncio.ensure_future(self._send(table, "pause", {"paused": order.paused, "reason": REASON}))
-        self._publish([Update("h4h", "room", self.h4h.view())])
+                asyncio.ensure_future(self._order(table, order.paused))
+        self._publish([Update("h4h", "room", self.h4h.view())] + [Update("tile", "room", t) for t in self.room.tiles()])
+
+    async def _order(self, table: str, paused: bool) -> None:
+        reply = await self._send(table, "pause", {"paused": paused, "reason": REASON})
+        if reply["status"] != "ok":
+            log.error("dashboard: hand-for-hand could not %s table %s: %s %s", "pause" if paused else "resume",
+                      table, reply["status"], reply["message"])
 
     # -- store -------------------------------------------------------------------------
     async def _in_store(self, work: Callable[..., Any], *args: Any) -> Any:
@@ -241,7 +253,8 @@ class Dashboard:
     # -- HTTP: views ---------------------------------------------------------------------
     async def room_view(self, request: web.Request) -> web.Response:
         s = self._session(request, "room")
-        body: dict[str, Any] = {"tables": self.room.tiles(), "h4h": self.h4h.view(), "now": self.clock()}
+        body: dict[str, Any] = {"tables": [self._tile(t) for t in self.room.tiles()], "h4h": self.h4h.view(),
+                                "now": self.clock()}
         if "queue" in s.user.can:
             body["queue"] = self.room.queue()
         return web.json_response(body)
@@ -252,6 +265,7 @@ class Dashboard:
         page = self.room.page(name, holes="holes" in s.user.can)
         if page is None:
             raise web.HTTPNotFound(text=f"no table {name}", content_type="text/plain")
+        page["tile"] = self._tile(page["tile"])
         hands = await self._in_store(_finished, name)
         page["hands"] = hands[:50]
         return web.json_response(page)
