@@ -122,14 +122,23 @@ def test_alarms_of_the_table_and_its_devices_are_on_the_tile():
              "seq": 1, "t": 1.0, "irregularity": "device-fault:moved", "rule": "000 §1", "seats": [],
              "procedure": "camera: the markers moved 9 px; check the camera's mount", "cards": []}
     room.feed(f"{ROOT}/event", _public(fault, 1), 1.0)
-    assert room.tile("t1")["alarms"] == ["outbox-filling", "camera: moved"]
+    relit = {**fault, "seq": 2, "irregularity": "device-fault:relit", "procedure": "camera: too warm; check"}
+    room.feed(f"{ROOT}/event", _public(relit, 2), 1.0)
+    antenna = {**fault, "seq": 3, "irregularity": "device-fault:antenna-open",
+               "procedure": "reader:seat:3: antenna open; check the device"}
+    room.feed(f"{ROOT}/event", _public(antenna, 3), 1.0)
+    assert room.tile("t1")["alarms"] == ["outbox-filling", "camera: moved", "camera: relit",
+                                         "reader:seat:3: antenna-open"]
     assert room.queue() == []
-    recovered = {**fault, "kind": "notice", "seq": 2, "notice": "device-recovered", "text": "camera: working again"}
-    for key in ("irregularity", "rule", "seats", "procedure", "cards"):
-        recovered.pop(key)
-    recovered["rule"] = ""
-    room.feed(f"{ROOT}/event", _public(recovered, 2), 2.0)
-    assert room.tile("t1")["alarms"] == ["outbox-filling"]
+
+    def recovered(seq, text):
+        body = {k: v for k, v in fault.items() if k not in ("irregularity", "seats", "procedure", "cards")}
+        return _public({**body, "kind": "notice", "seq": seq, "notice": "device-recovered", "text": text,
+                        "rule": ""}, seq)
+    room.feed(f"{ROOT}/event", recovered(4, "camera: relit cleared"), 2.0)       # that fault only
+    assert room.tile("t1")["alarms"] == ["outbox-filling", "camera: moved", "reader:seat:3: antenna-open"]
+    room.feed(f"{ROOT}/event", recovered(5, "reader:seat:3: working again"), 2.0)  # every fault of the device
+    assert room.tile("t1")["alarms"] == ["outbox-filling", "camera: moved"]
 
 
 def test_messages_not_of_their_table_are_counted_not_shown():

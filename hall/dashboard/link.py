@@ -27,6 +27,9 @@ from hall.dashboard.room import subscriptions
 
 log = logging.getLogger(__name__)
 
+MAX_WAITING = 1000
+"""Replies kept for a waiter that has not come yet; the oldest go first."""
+
 COMMANDS = ("resolve", "set-level", "pause", "move-button", "void-hand")
 """The contract's commands (docs/mqtt/README.md)."""
 
@@ -88,6 +91,8 @@ class Link:
             return
         with self._arrived:
             self._replies[(table, str(reply.get("txn")))] = reply
+            while len(self._replies) > MAX_WAITING:         # replies nobody waits for (a table's own, late ones)
+                del self._replies[next(iter(self._replies))]
             self._arrived.notify_all()
 
     def send(self, table: str, command: str, args: dict[str, Any]) -> str:

@@ -50,7 +50,7 @@ class _Table:
     since: float = 0.0
     paused: bool = False
     open: dict[str, JsonObject] = field(default_factory=dict)        # message id -> queue item
-    device_alarms: dict[str, str] = field(default_factory=dict)     # device -> alarm text
+    device_alarms: dict[tuple[str, str], str] = field(default_factory=dict)   # (device, fault) -> alarm text
     controller_alarms: dict[str, str] = field(default_factory=dict)  # alarm kind -> detail
     actions: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=300))
     seen_ids: deque[str] = field(default_factory=lambda: deque(maxlen=2000))
@@ -189,8 +189,9 @@ class Room:
     def _opened(self, t: _Table, msg_id: str, payload: JsonObject, body: JsonObject) -> None:
         name = str(body.get("irregularity", ""))
         if name.startswith("device-fault"):
-            device = str(body.get("procedure", "")).split(":", 1)[0]
-            t.device_alarms[device] = f"{device}: {name.partition(':')[2] or 'fault'}"
+            device = str(body.get("procedure", "")).partition(": ")[0]     # "reader:seat:3: antenna open; ..."
+            fault = name.partition(":")[2] or "fault"
+            t.device_alarms[(device, fault)] = f"{device}: {fault}"
             return
         if not body.get("options"):
             return            # a report: in the actions, nothing to decide
@@ -205,9 +206,11 @@ class Room:
         notice = body.get("notice")
         if notice in ("table-paused", "table-resumed"):
             t.paused = notice == "table-paused"
-        elif notice == "device-recovered":
-            device = str(body.get("text", "")).split(":", 1)[0]
-            t.device_alarms.pop(device, None)
+        elif notice == "device-recovered":       # "camera: relit cleared" (that fault), "shoe: working again" (all)
+            device, _, detail = str(body.get("text", "")).partition(": ")
+            fault = detail.removesuffix(" cleared") if detail.endswith(" cleared") else None
+            for key in [k for k in t.device_alarms if k[0] == device and fault in (None, k[1])]:
+                del t.device_alarms[key]
 
     # -- views -----------------------------------------------------------------------
     def tables(self) -> list[str]:
