@@ -48,9 +48,19 @@ class Hall:
             subprocess.run([TABLECTL, "hall", "user", "add", name, "--role", role, "--users",
                             str(directory / "hall" / "users.toml"), "--password-stdin"],
                            input=password(name) + "\n", text=True, check=True, capture_output=True)
-        self.process = subprocess.Popen([TABLECTL, "hall", "run", "--config", str(toml)], stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
+        self.toml = toml
         self.output: list[str] = []
+        self._start()
+
+    def restart(self) -> None:
+        """``tablectl hall run`` stopped (SIGTERM) and started again: same config, same archive, a new port."""
+        self.process.terminate()
+        self.process.wait(20)
+        self._start()
+
+    def _start(self) -> None:
+        self.process = subprocess.Popen([TABLECTL, "hall", "run", "--config", str(self.toml)],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.url = ""
         deadline = time.monotonic() + 30
         while not self.url and time.monotonic() < deadline:

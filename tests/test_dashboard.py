@@ -182,3 +182,32 @@ def test_hand_for_hand_pauses_each_table_at_its_hands_end_then_resumes_all_at_on
     finally:
         t1.close()
         t2.close()
+
+
+def test_a_restarted_hall_keeps_the_open_irregularity_and_the_hand_from_its_archive(hall, tmp_path):
+    """The public irregularity is not retained: after ``tablectl hall run`` restarts, the queue and the hand's
+    actions come back from the archive (and the table's page still answers), then the TD resolves as before."""
+    table = Table(tmp_path, hall.broker.port, "t1")
+    marks = demo_marks()
+    td = Client(hall.url)
+    assert td.login("marie") == 200
+    try:
+        table.gate.open_to(marks["hold"])
+        before = wait_for(lambda: td.request("/api/room")[1]["queue"])
+        actions = wait_for(lambda: td.request("/api/table/t1")[1]["actions"])
+        time.sleep(1.0)                                  # the archive has stored what the table said
+        hall.restart()
+        td = Client(hall.url)
+        assert td.login("marie") == 200
+        def untimed(items):               # an item's time is its message's: each topic stamps its own
+            return [{k: v for k, v in i.items() if k != "time"} for i in items]
+        assert untimed(td.request("/api/room")[1]["queue"]) == untimed(before)     # cards masked as they were
+        after = td.request("/api/table/t1")[1]
+        assert [(a["seq"], a["text"]) for a in after["actions"]] == [(a["seq"], a["text"]) for a in actions]
+        assert not {c for a in after["actions"] for c in ("hole-card-dealt", "card-burned") if a["kind"] == c}
+        status, body, _ = td.request("/api/command", {"tables": ["t1"], "command": "resolve",
+                                                      "args": {"decision": before[0]["options"][0]}})
+        assert body["replies"][0]["status"] == "ok"
+        assert wait_for(lambda: td.request("/api/room")[1]["queue"] == [])
+    finally:
+        table.close()

@@ -288,3 +288,29 @@ def describe(body: JsonObject) -> str:
         return line(from_dict({k: v for k, v in body.items() if k != "session"}))
     except (KeyError, TypeError, ValueError) as exc:
         return f"#{body.get('seq', '?')} {body.get('kind')}: unreadable ({exc})"
+
+
+def replay(stored: list[tuple[str, JsonObject, float]]) -> list[tuple[str, JsonObject, float]]:
+    """A table's archived messages (``SqlStore.latest``: topic, payload, received) as the room receives them
+    live, from the last hand's start: the secure events (for the hole cards), the public events the table
+    published (secret kinds left out, cards not yet public masked, as :class:`PublicView` does on the table),
+    the irregularities. The room is seeded so after the hall restarts: the queue and the hand go on."""
+    from firmware_host.events import from_dict
+    from firmware_host.mqtt.public_view import PublicView
+    start = max((k for k, (topic, p, _) in enumerate(stored) if topic == "secure-event"
+                 and isinstance(p.get("event"), dict) and p["event"].get("kind") == "hand-started"), default=0)
+    view, out = PublicView(), []
+    for topic, payload, received in stored[start:]:
+        table = str(payload.get("table"))
+        if topic == "irregularity":
+            out.append((f"{ROOT}/table/{table}/irregularity", payload, received))
+            continue
+        out.append((f"{SECURE_ROOT}/table/{table}/event", payload, received))
+        try:
+            body = view.apply(from_dict(payload["event"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+        if body is not None:
+            public = {**payload, "schema": "pokerhall.event", "event": body}
+            out.append((f"{ROOT}/table/{table}/event", public, received))
+    return out

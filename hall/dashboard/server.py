@@ -28,7 +28,7 @@ from hall.config import DashboardConfig
 from hall.dashboard.accounts import Accounts, Session, load_users, same
 from hall.dashboard.h4h import REASON, HandForHand, Order
 from hall.dashboard.link import COMMANDS, Link
-from hall.dashboard.room import Room, Update
+from hall.dashboard.room import Room, Update, replay
 from hall.store import open_store
 
 log = logging.getLogger(__name__)
@@ -103,8 +103,25 @@ class Dashboard:
         server = getattr(site, "_server", None)
         if server is not None and server.sockets:
             self.port = server.sockets[0].getsockname()[1]
+        await self._seed()
         self.link.start()
         self._ticker = asyncio.create_task(self._tick())
+
+    async def _seed(self) -> None:
+        """The room as the archive left it: each table's current hand and open irregularities (a restarted hall
+        loses neither; the retained topics bring status, birth and state when the broker connects)."""
+        def read(store: Any) -> list[tuple[str, dict[str, Any], float]]:
+            topics = ("secure-event", "irregularity")
+            return [m for table in store.tables() for m in replay(store.latest(table, topics))]
+        try:
+            messages = await self._in_store(read)
+        except Exception as exc:       # an archive that cannot be read: the room starts from the broker alone
+            log.error("dashboard: could not read the archive to restore the room: %s", exc)
+            return
+        for topic, payload, received in messages:
+            self.room.feed(topic, payload, received)
+        if messages:
+            log.info("dashboard: room restored from the archive (%d messages)", len(messages))
 
     async def close(self) -> None:
         if self._ticker:

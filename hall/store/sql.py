@@ -270,6 +270,13 @@ class SqlStore:
             out.append({**payload["event"], "session": _session(payload)})
         return out
 
+    def latest(self, table: str, topics: Sequence[str], limit: int = 1000) -> list[tuple[str, dict[str, Any], float]]:
+        """*table*'s last *limit* messages of *topics*, in the order they were stored: (topic, payload, received)."""
+        marks = ", ".join("?" for _ in topics)
+        rows = self._rows(f"SELECT topic, payload, received FROM messages WHERE table_id = ? AND topic IN ({marks}) "
+                          "ORDER BY link DESC LIMIT ?", (table, *topics, limit))
+        return [(topic, json.loads(text), float(received)) for topic, text, received in reversed(rows)]
+
     def births(self, table: str) -> list[dict[str, Any]]:
         """*table*'s birth messages, oldest first (house profile, journal session, software)."""
         return [json.loads(t) for (t,) in self._rows(
