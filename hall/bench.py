@@ -13,6 +13,7 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,15 +44,11 @@ def _payloads() -> list[dict[str, Any]]:
     return [json.loads(e.to_json()) for o in script() for e in engine.feed(o)]
 
 
-def _tables(port: int, names: list[str], rate: float, seconds: float, go: Any, results: Any) -> None:
-    """One process of simulated tables: each publishes the demo's events, cycling, at *rate* a second."""
+def _connect(port: int, names: list[str]) -> list[Any]:
+    """One MQTT connection per simulated table, each with its network loop running."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
-    from firmware_host.mqtt import contract as mc
-
-    logging.basicConfig(level=logging.ERROR)
-    events = _payloads()
     clients = []
     for name in names:
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{name}", protocol=mqtt.MQTTv5)
@@ -59,22 +56,38 @@ def _tables(port: int, names: list[str], rate: float, seconds: float, go: Any, r
         client.connect("127.0.0.1", port, 30)
         client.loop_start()
         clients.append(client)
-    results.put(("ready", len(clients)))
-    go.wait()
-    boot = uuid.uuid4().hex[:8]
-    infos = []
-    start, n, total = time.perf_counter(), 0, rate * len(names)
+    return clients
+
+
+def _paced(tables: int, rate: float, seconds: float) -> Iterator[tuple[int, int, int]]:
+    """(message number, table index, that table's count from 1), *rate* a second per table for *seconds*."""
+    start, n, total = time.perf_counter(), 0, rate * tables
     while (now := time.perf_counter()) - start < seconds:
         due = start + n / total
         if now < due:
             time.sleep(min(0.002, due - now))
             continue
-        k, name = n % len(names), names[n % len(names)]
-        seq = n // len(names) + 1
+        yield n, n % tables, n // tables + 1
+        n += 1
+
+
+def _tables(port: int, names: list[str], rate: float, seconds: float, go: Any, results: Any) -> None:
+    """One process of simulated tables: each publishes the demo's events, cycling, at *rate* a second."""
+    from firmware_host.mqtt import contract as mc
+
+    logging.basicConfig(level=logging.ERROR)
+    events = _payloads()
+    clients = _connect(port, names)
+    results.put(("ready", len(clients)))
+    go.wait()
+    boot = uuid.uuid4().hex[:8]
+    infos = []
+    start = time.perf_counter()
+    for _, k, seq in _paced(len(names), rate, seconds):
+        name = names[k]
         body = {**events[(seq - 1) % len(events)], "table": name, "seq": seq}
         payload = mc.envelope("secure-event", name, boot, seq, mc.event_id(name, boot, seq), time.time(), event=body)
         infos.append(clients[k].publish(mc.Topics(name).secure_event, mc.dumps(payload), qos=1))
-        n += 1
     unacked = 0
     for info in infos:
         try:
@@ -85,7 +98,7 @@ def _tables(port: int, names: list[str], rate: float, seconds: float, go: Any, r
     for client in clients:
         client.disconnect()
         client.loop_stop()
-    results.put(("done", {"published": n, "unacked": unacked, "seconds": time.perf_counter() - start}))
+    results.put(("done", {"published": len(infos), "unacked": unacked, "seconds": time.perf_counter() - start}))
 
 
 def _worker(port: int, store: str, client_id: str, group: str, stop: Any, results: Any) -> None:
@@ -154,34 +167,20 @@ def _run(port: int, store_url: str, workers: int, args: argparse.Namespace, tag:
 def _states(port: int, names: list[str], rate: float, seconds: float, go: Any, results: Any) -> None:
     """One process of simulated tables for the dashboard run: each says it is online, then publishes its
     retained ``state`` at *rate* a second, the hand number counting the changes; the publish times go back."""
-    import paho.mqtt.client as mqtt
-    from paho.mqtt.enums import CallbackAPIVersion
-
     from firmware_host.mqtt import contract as mc
 
     logging.basicConfig(level=logging.ERROR)
     boot = uuid.uuid4().hex[:8]
-    clients = []
-    for name in names:
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-{name}", protocol=mqtt.MQTTv5)
-        client.max_queued_messages_set(0)
-        client.connect("127.0.0.1", port, 30)
-        client.loop_start()
+    clients = _connect(port, names)
+    for name, client in zip(names, clients):
         status = mc.envelope("status", name, boot, 1, f"{name}-{boot}-status-1", time.time(), status="online",
                              source="demo")
         client.publish(mc.Topics(name).status, mc.dumps(status), qos=1, retain=True)
-        clients.append(client)
     results.put(("ready", len(clients)))
     go.wait()
     sent: list[tuple[str, int, float]] = []
-    start, n, total = time.perf_counter(), 0, rate * len(names)
-    while (now := time.perf_counter()) - start < seconds:
-        due = start + n / total
-        if now < due:
-            time.sleep(min(0.002, due - now))
-            continue
-        k, name = n % len(names), names[n % len(names)]
-        hand = n // len(names) + 1
+    for _, k, hand in _paced(len(names), rate, seconds):
+        name = names[k]
         state = {"hand": hand, "in_hand": True, "last_seq": hand, "button": 1, "street": "preflop",
                  "blinds": [100, 200], "ante": 0, "board": [], "shown": {}, "folded": [],
                  "stacks": {str(s): 10000 for s in range(1, 10)}, "bets": {"1": 100, "2": 200}, "pot": hand}
@@ -189,7 +188,6 @@ def _states(port: int, names: list[str], rate: float, seconds: float, go: Any, r
         payload = mc.envelope("state", name, boot, hand + 1, f"{name}-{boot}-state-{hand}", at, state=state)
         clients[k].publish(mc.Topics(name).state, mc.dumps(payload), qos=1, retain=True)
         sent.append((name, hand, at))
-        n += 1
     time.sleep(2.0)
     for client in clients:
         client.disconnect()

@@ -57,6 +57,8 @@ def test_the_wheel_carries_copies_of_the_runtime_files(installed):
                                   ("schemas/secure-event.schema.json", "docs/mqtt/schemas/secure-event.schema.json")):
             assert wheel.read(f"firmware_host/data/{shipped}") == (REPO / checkout).read_bytes(), shipped
         assert wheel.read("hall/hall.example.toml") == (REPO / "hall/hall.example.toml").read_bytes()
+        for page in ("index.html", "login.html", "app.js", "i18n.js", "style.css"):     # the dashboard's page
+            assert wheel.read(f"hall/dashboard/static/{page}") == (REPO / "hall/dashboard/static" / page).read_bytes()
         assert not [n for n in wheel.namelist() if n.startswith("tests/") or "expected-events" in n]
 
 
