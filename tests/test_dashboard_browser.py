@@ -184,3 +184,50 @@ def test_a_table_killed_with_sigkill_turns_offline_on_the_page(browser, hall, tm
         if run.poll() is None:
             run.kill()
         page.context.close()
+
+
+def test_the_td_commands_from_the_page_and_every_reply_is_shown(browser, hall, tmp_path):
+    """Set the level of every table, pause and resume one, void a hand only once confirmed: each through the
+    signed command path, each table's reply on the page."""
+    marks = demo_marks()
+    table = Table(tmp_path, hall.broker.port, "t1")
+    page = _login(browser, hall, "marie")
+    try:
+        table.gate.open_to(marks["hand1_end"])
+        page.wait_for_selector('#room .tile[data-table="t1"][data-hand="1"]')
+        page.goto(hall.url + "/#commands")
+        page.select_option("#cmd-table", "all")
+        page.select_option("#cmd-name", "set-level")
+        page.fill("#arg-small-blind", "100")
+        page.fill("#arg-big-blind", "200")
+        page.click("#cmd-send")
+        page.wait_for_selector('#replies .reply-batch.latest .reply[data-table="t1"][data-status="ok"]')
+        page.select_option("#cmd-table", "t1")
+        page.select_option("#cmd-name", "pause")
+        page.click("#cmd-send")
+        page.goto(hall.url + "/#room")
+        page.wait_for_selector('#room .tile.paused[data-table="t1"]')
+        page.goto(hall.url + "/#commands")
+        page.select_option("#cmd-table", "t1")
+        page.select_option("#cmd-name", "resume")
+        page.click("#cmd-send")
+        page.goto(hall.url + "/#room")
+        page.wait_for_selector('#room .tile[data-table="t1"]:not(.paused)')
+        # void-hand asks first: refused, nothing is sent; accepted, the table answers
+        page.goto(hall.url + "/#commands")
+        page.select_option("#cmd-table", "t1")
+        page.select_option("#cmd-name", "void-hand")
+        page.fill("#arg-hand", "1")
+        page.fill("#arg-reason", "test")
+        batches = page.locator("#replies .reply-batch").count()
+        page.once("dialog", lambda dialog: dialog.dismiss())
+        page.click("#cmd-send")
+        time.sleep(1.0)
+        assert page.locator("#replies .reply-batch").count() == batches
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#cmd-send")
+        page.wait_for_selector('#replies .reply-batch.latest[data-command="void-hand"] .reply[data-table="t1"]')
+        assert page.locator("#replies .reply-batch").count() == batches + 1
+    finally:
+        page.context.close()
+        table.close()
