@@ -15,6 +15,7 @@ from firmware_host.cli.common import Parsers
 
 if TYPE_CHECKING:
     from hall.config import HallConfig
+    from hall.dashboard.server import Dashboard
     from hall.store.sql import SqlStore
 
 
@@ -82,6 +83,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from hall.store import open_store
 
     config = load_hall_config(args.config)
+    dashboard = _dashboard(config)            # its accounts are read now: a bad users file stops nothing running
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with open_store(config.archive.store) as store:
@@ -95,11 +97,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"stored {c['stored']}, duplicates dropped {c['duplicates']}, kept apart {c['rejected']}, "
                   f"gap alarms {c['gap_alarms']}, store errors {c['store_errors']}", flush=True)
         try:
-            if config.dashboard is None:
+            if dashboard is None:
                 while not stop.wait(10):
                     report()
             else:
-                _serve_dashboard(config, stop, report)
+                _serve_dashboard(dashboard, stop, report)
         except KeyboardInterrupt:
             pass
         finally:
@@ -108,19 +110,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_dashboard(config: HallConfig, stop: threading.Event, report: Callable[[], None]) -> None:
+def _dashboard(config: HallConfig) -> Dashboard | None:
+    if config.dashboard is None:
+        return None
+    from hall.dashboard.server import Dashboard
+    return Dashboard(config.dashboard, config.archive.store)
+
+
+def _serve_dashboard(dashboard: Dashboard, stop: threading.Event, report: Callable[[], None]) -> None:
     """Serve the TD's dashboard on the main thread's event loop until *stop* (SIGTERM) or Ctrl-C."""
     import asyncio
 
-    from hall.dashboard.server import Dashboard
-
-    settings = config.dashboard
-    assert settings is not None
-    dashboard = Dashboard(settings, config.archive.store)
-
     async def main() -> None:
-        await dashboard.start()
-        print(f"dashboard: {dashboard.url}/ (broker account {settings.broker.username})", flush=True)
+        try:
+            await dashboard.start()
+        except OSError as exc:
+            raise OSError(f"dashboard: cannot listen on {dashboard.config.listen}:{dashboard.config.port}: "
+                          f"{exc.strerror or exc}") from None
+        print(f"dashboard: {dashboard.url}/ (broker account {dashboard.config.broker.username})", flush=True)
         try:
             waited = 0.0
             while not stop.is_set():

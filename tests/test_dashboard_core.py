@@ -222,3 +222,13 @@ def test_phh_for_the_td_hides_the_hole_cards_never_shown():
                          actions=["d dh p1 AsKs", "d dh p2 7c2d", "p2 cc", "p1 cc", "d db AhKh2c", "p1 cc", "p2 cc",
                                   "d db 3d", "p1 cc", "p2 cc", "d db 4s", "p1 cc", "p2 cc", "p1 sm AsKs", "p2 sm -"])
     assert mask_holes(record).actions[:2] == ["d dh p1 AsKs", "d dh p2 ????"]
+
+
+def test_hall_run_with_a_bad_users_file_says_which_in_one_line_before_anything_runs(tmp_path, capsys):
+    from firmware_host.cli.main import main
+    from hall_helpers import hall_config
+    hall_config(tmp_path, 1, dashboard={"t1": "test-key-0123456789abcdef"})
+    (tmp_path / "users.toml").write_text('[users.marie]\nrole = "td"\nhash = "plain-text-password"\n')
+    assert main(["hall", "run", "--config", str(tmp_path / "hall.toml")]) == 2
+    out = capsys.readouterr()
+    assert "users.marie.hash" in out.err and "argon2" in out.err and "archiving" not in out.out
