@@ -66,6 +66,9 @@ const state = {
   tableRequest: 0,              // number of the latest /api/table request
   tableLoading: false,
   tableRefresh: null,           // the pending re-fetch of the open table (a timer)
+  tileNodes: new Map(),         // table id -> its tile's element in the room
+  pendingTiles: new Map(),      // table id -> a tile to draw at the next frame
+  tileFrame: null,              // the requested animation frame that draws them
   tableBuffer: [],              // [name, data] stream events for the open table received while loading
   stream: null,                 // the EventSource
   streamState: "connecting",    // connecting | open | error
@@ -649,14 +652,38 @@ function renderRoom() {
     fill(box, el("p", { class: "empty" }, state.roomLoading ? t("loading") : t("room.empty")));
     return;
   }
-  fill(box, tiles.map(tileEl));
+  state.tileNodes.clear();
+  state.pendingTiles.clear();
+  fill(box, tiles.map((tile) => {
+    const node = tileEl(tile);
+    state.tileNodes.set(String(tile.table), node);
+    return node;
+  }));
 }
 
+/** A changed tile is drawn at the next frame: a table that changes several times within one is drawn once. */
 function updateTile(tile) {
-  const box = $("#room");
-  const old = byData(".tile", "table", tile.table, box)[0];
-  if (old) old.replaceWith(tileEl(tile));
-  else renderRoom();
+  state.pendingTiles.set(String(tile.table), tile);
+  if (state.tileFrame === null) state.tileFrame = requestAnimationFrame(flushTiles);
+}
+
+function flushTiles() {
+  state.tileFrame = null;
+  if (state.route.view !== "room") {
+    state.pendingTiles.clear();
+    return;
+  }
+  for (const [id, tile] of state.pendingTiles) {
+    const old = state.tileNodes.get(id);
+    if (!old || !old.isConnected) {
+      renderRoom();          // a new table: the room is drawn again, in order
+      return;
+    }
+    const node = tileEl(tile);
+    old.replaceWith(node);
+    state.tileNodes.set(id, node);
+  }
+  state.pendingTiles.clear();
 }
 
 function tileEl(tile) {
