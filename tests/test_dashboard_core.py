@@ -220,8 +220,15 @@ def test_phh_for_the_td_hides_the_hole_cards_never_shown():
     record = HandHistory(variant="NT", ante_trimming_status=True, antes=[0, 0], blinds_or_straddles=[1, 2],
                          min_bet=2, starting_stacks=[100, 100],
                          actions=["d dh p1 AsKs", "d dh p2 7c2d", "p2 cc", "p1 cc", "d db AhKh2c", "p1 cc", "p2 cc",
-                                  "d db 3d", "p1 cc", "p2 cc", "d db 4s", "p1 cc", "p2 cc", "p1 sm AsKs", "p2 sm -"])
-    assert mask_holes(record).actions[:2] == ["d dh p1 AsKs", "d dh p2 ????"]
+                                  "d db 3d", "p1 cc", "p2 cc", "d db 4s", "p1 cc", "p2 cc", "p1 sm AsKs", "p2 sm -"],
+                         user_defined_fields={"_irregularities": [
+                             {"kind": "card-to-wrong-seat", "cards": ["7c", "Ah"], "procedure": "7c read at seat 1; Ah",
+                              "resolution": {"by": "td", "effect": "7c back to seat 2"}}]})
+    masked = mask_holes(record)
+    assert masked.actions[:2] == ["d dh p1 AsKs", "d dh p2 ????"]
+    item = masked.user_defined_fields["_irregularities"][0]
+    assert (item["cards"], item["procedure"], item["resolution"]["effect"]) == (
+        ["XX", "Ah"], "XX read at seat 1; Ah", "XX back to seat 2")
 
 
 def test_hall_run_with_a_bad_users_file_says_which_in_one_line_before_anything_runs(tmp_path, capsys):

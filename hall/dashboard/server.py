@@ -415,11 +415,25 @@ def _phh(store: Any, table: str, session: str, number: int, holes_before: float 
 
 
 def mask_holes(record: Any) -> Any:
-    """*record* (a PHH HandHistory) with the hole cards of every player who did not show them as ``????``."""
+    """*record* (a PHH HandHistory) with the hole cards of every player who did not show them as ``????``,
+    and as ``XX`` wherever the irregularities name them (a card dealt to the wrong seat, a hand killed...)."""
+    from firmware_host.mqtt.public_view import mask_cards, mask_text
+    from firmware_host.observations import DECK
+
     shown = {a.split()[0] for a in record.actions if len(a.split()) > 2 and a.split()[1] == "sm"
              and a.split()[2] != "-"}
+    secret = {a.split()[3][i:i + 2] for a in record.actions if a.startswith("d dh ") and a.split()[2] not in shown
+              for i in range(0, len(a.split()[3]), 2)}
+    public = set(DECK) - secret
     record.actions = [f"d dh {a.split()[2]} ????" if a.startswith("d dh ") and a.split()[2] not in shown else a
                       for a in record.actions]
+    for item in record.user_defined_fields.get("_irregularities", ()):
+        for part in (item, item.get("resolution") or {}):
+            for key, value in part.items():
+                if key == "cards":
+                    part[key] = list(mask_cards(value, public))
+                elif isinstance(value, str):
+                    part[key] = mask_text(value, public)
     return record
 
 

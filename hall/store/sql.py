@@ -154,7 +154,7 @@ class SqlStore:
         return self._transaction(lambda: self._add(batch, now))
 
     def _add(self, batch: Sequence[Incoming], now: float) -> list[bool]:
-        heads = {t: self._head(t) for t in sorted({m.table for m in batch})}   # locked in one order
+        heads = self._heads(sorted({m.table for m in batch}))       # locked in one order
         held = self._existing([m.msg_id for m in batch])     # under the heads' locks: no one adds them now
         new, rows = [], []
         streams: dict[tuple[str, str, str], list[int]] = {}
@@ -192,12 +192,23 @@ class SqlStore:
             found.update((r[0], r[1]) for r in self._x(f"SELECT topic, id FROM messages WHERE id IN ({marks})", part))
         return found
 
-    def _head(self, table: str) -> tuple[int, str]:
-        self._x("INSERT INTO chains (table_id, link, hash) VALUES (?, 0, ?) ON CONFLICT (table_id) DO NOTHING",
-                (table, GENESIS))
-        lock = " FOR UPDATE" if self.dialect == "postgresql" else ""
-        link, digest = self._x(f"SELECT link, hash FROM chains WHERE table_id = ?{lock}", (table,)).fetchone()
-        return int(link), str(digest)
+    def _heads(self, tables: Sequence[str], chunk: int = 400) -> dict[str, tuple[int, str]]:
+        """The chain heads of *tables* (sorted), made if new, locked in that order until the transaction ends
+        (PostgreSQL: ``FOR UPDATE``; SQLite's ``BEGIN IMMEDIATE`` holds the whole file): two statements a chunk,
+        not two a table."""
+        heads: dict[str, tuple[int, str]] = {}
+        # PostgreSQL sorts by byte (as Python does) and locks as it reads: every worker locks in one order
+        order, lock = (' COLLATE "C"', " FOR UPDATE") if self.dialect == "postgresql" else ("", "")
+        for k in range(0, len(tables), chunk):
+            part = list(tables[k:k + chunk])
+            values = ", ".join("(?, 0, ?)" for _ in part)
+            self._x(f"INSERT INTO chains (table_id, link, hash) VALUES {values} ON CONFLICT (table_id) DO NOTHING",
+                    [v for t in part for v in (t, GENESIS)])
+            marks = ", ".join("?" for _ in part)
+            for table, link, digest in self._x(f"SELECT table_id, link, hash FROM chains WHERE table_id IN ({marks}) "
+                                               f"ORDER BY table_id{order}{lock}", part):
+                heads[str(table)] = (int(link), str(digest))
+        return heads
 
     def reject(self, topic: str, payload: str, reason: str, received: float) -> None:
         """Keep a message that breaks the contract apart, with why (it is never part of a chain)."""
