@@ -66,7 +66,7 @@ def test_each_role_sees_and_may_do_what_it_is_given_and_no_more(hall, tmp_path):
         assert c.login(name) == 200
     try:
         streams: dict[str, list] = {}
-        threads = [threading.Thread(target=lambda c=c, n=n: streams.__setitem__(n, c.stream(12)))
+        threads = [threading.Thread(target=lambda c=c, n=n: streams.__setitem__(n, c.stream(8)))
                    for c, n in ((td, "td"), (floor, "floor"), (surv, "surveillance"))]
         for t in threads:
             t.start()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import html
 import json
 import logging
@@ -126,6 +127,10 @@ class Dashboard:
     async def close(self) -> None:
         if self._ticker:
             self._ticker.cancel()
+        for client in list(self._clients):       # every open stream ends now, not at its next keep-alive
+            self._clients.discard(client)
+            with contextlib.suppress(asyncio.QueueFull):   # a full one ends anyway: it is no longer a client
+                client.queue.put_nowait(Update("close", "", None))
         self.link.close()
         if self._runner:
             await self._runner.cleanup()
@@ -314,6 +319,8 @@ class Dashboard:
                 except TimeoutError:
                     await response.write(b": keep-alive\n\n")
                     continue
+                if update.event == "close":
+                    break
                 data = json.dumps(update.data, separators=(",", ":"))
                 await response.write(f"event: {update.event}\ndata: {data}\n\n".encode())
         except (ConnectionResetError, asyncio.CancelledError):
