@@ -258,6 +258,34 @@ def load_schemas(directory: Path = SCHEMA_DIR) -> dict[str, JsonObject]:
     return {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.schema.json"))}
 
 
+def inline_refs(node: Any, document: JsonObject, schemas: Mapping[str, JsonObject]) -> Any:
+    """*node* (a part of schema *document*) with every ``{"$ref": ...}`` replaced by what it points to, in
+    *document* (``#/...``) or in another of *schemas* (``file.schema.json#/...``). The contract's schemas have
+    no recursive reference. ``$id``, ``$schema`` and ``$defs`` are dropped below the top: nothing refers to
+    them any more.
+
+    >>> doc = {"$defs": {"id": {"type": "string"}}, "properties": {"a": {"$ref": "#/$defs/id"}}}
+    >>> inline_refs(doc, doc, {})
+    {'properties': {'a': {'type': 'string'}}}
+    """
+    if isinstance(node, list):
+        return [inline_refs(v, document, schemas) for v in node]
+    if not isinstance(node, dict):
+        return node
+    here = {k: inline_refs(v, document, schemas) for k, v in node.items() if k not in ("$id", "$schema", "$defs",
+                                                                                          "$ref")}
+    if "$ref" not in node:
+        return here
+    file, _, pointer = str(node["$ref"]).partition("#")
+    target_doc = schemas[file] if file else document
+    target: Any = target_doc
+    for part in pointer.strip("/").split("/"):
+        if part:
+            target = target[part]
+    resolved = inline_refs(target, target_doc, schemas)
+    return {"allOf": [resolved, here]} if here else resolved     # a $ref beside other keywords: both apply
+
+
 class Validator:
     """Validates payloads against the committed schemas in ``docs/mqtt/schemas``."""
 
@@ -272,22 +300,22 @@ class Validator:
         self._validators = {name.removesuffix(".schema.json"): Draft202012Validator(s, registry=registry)
                             for name, s in schemas.items()}
         # The same check, faster: a payload's envelope without its event body, then the body against its own
-        # kind's definition. The bodies' ``oneOf`` tries every kind (each has ``kind`` as a const, so at most
-        # one matches): about 50 times slower for the same verdict.
-        self._envelopes: dict[str, Any] = {}
+        # kind's definition, each with every $ref written in place once here (no lookup per message). The
+        # bodies' ``oneOf`` tries every kind (each has ``kind`` as a const, so at most one matches): about 50
+        # times slower for the same verdict; the lookups, twice (tests/test_contract_validator.py).
+        self._envelopes: dict[str, tuple[Any, str]] = {}
         self._bodies: dict[tuple[str, str], Any] = {}
         for name, schema in schemas.items():
             ref = schema.get("properties", {}).get("event", {}).get("$ref", "")
             if ref.startswith("event-bodies.schema.json#/$defs/"):
                 bare = {**schema, "properties": {**schema["properties"], "event": {"type": "object"}}}
-                self._envelopes[name.removesuffix(".schema.json")] = (Draft202012Validator(bare, registry=registry),
-                                                                      ref.rsplit("/", 1)[1])
-        bodies = schemas.get("event-bodies.schema.json", {}).get("$defs", {})
-        for name in bodies:
+                self._envelopes[name.removesuffix(".schema.json")] = (
+                    Draft202012Validator(inline_refs(bare, schema, schemas)), ref.rsplit("/", 1)[1])
+        bodies_doc = schemas.get("event-bodies.schema.json", {})
+        for name, body in bodies_doc.get("$defs", {}).items():
             tree, _, event_kind = name.partition("-")
             if event_kind:
-                self._bodies[(tree, event_kind)] = Draft202012Validator(
-                    {"$ref": f"event-bodies.schema.json#/$defs/{name}"}, registry=registry)
+                self._bodies[(tree, event_kind)] = Draft202012Validator(inline_refs(body, bodies_doc, schemas))
 
     def errors(self, payload: Mapping[str, Any]) -> list[str]:
         """Why *payload* breaks the contract (empty: it validates)."""
