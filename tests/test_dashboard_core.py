@@ -239,3 +239,23 @@ def test_hall_run_with_a_bad_users_file_says_which_in_one_line_before_anything_r
     assert main(["hall", "run", "--config", str(tmp_path / "hall.toml")]) == 2
     out = capsys.readouterr()
     assert "users.marie.hash" in out.err and "argon2" in out.err and "archiving" not in out.out
+
+
+def test_the_store_lists_finished_hands_and_one_hands_events_by_index(tmp_path):
+    """The table page reads the last hands' ends and one hand's events, not every event of the table."""
+    from hall.archive import parse
+    from hall.export import hands
+    from hall.store import open_store
+    secure, _ = expected_streams()
+    with open_store(str(tmp_path / "a.sqlite")) as store:
+        batch = [parse("pokerhall/v1/secure/table/t1/event",
+                       mc.dumps(secure_payload(e, "t1", "boot-a", k)).encode(), 2.0)
+                 for k, e in enumerate(secure, 1)]
+        assert all(store.add(batch, 3.0))
+        every = hands(store, "t1")
+        assert [(e["session"], e["hand"]) for e in store.ended("t1")] == [(h.session, h.number) for h in every][::-1]
+        assert len(store.ended("t1", limit=1)) == 1
+        last = every[-1]
+        assert store.hand_events("t1", last.session, last.number) == [
+            e for e in store.events("t1") if e["hand"] == last.number]
+        assert store.hand_events("t1", last.session, 99) == []

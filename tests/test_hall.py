@@ -240,6 +240,11 @@ def test_two_workers_sharing_a_subscription_fill_one_postgresql_once_with_a_chai
             events = _stored_events(store, table)
             assert [{**e, "table": "t1"} for e in events] == secure
             assert first_break(table, store.links(table)) is None
+            ended = store.ended(table)                                      # the dashboard's index reads
+            assert [e["hand"] for e in ended] == sorted({e["hand"] for e in events}, reverse=True)
+            last = ended[0]
+            assert [e["seq"] for e in store.hand_events(table, last["session"], last["hand"])] == [
+                e["seq"] for e in events if e["hand"] == last["hand"]]
         assert all(w.counters["stored"] > 0 for w in workers)               # the load was shared
         assert store.gaps() == []
     finally:

@@ -397,19 +397,17 @@ def _bad(text: str) -> web.HTTPBadRequest:
 
 
 def _finished(store: Any, table: str) -> list[dict[str, Any]]:
-    """The table's finished hands in the store, newest first (runs on the store's thread)."""
-    from hall.export import hands
-    found = hands(store, table)
-    return [{"session": h.session, "hand": h.number, "voided": h.voided, "ended": h.ended.get("t")}
-            for h in reversed(found)]
+    """The table's last 50 finished hands in the store, newest first (runs on the store's thread)."""
+    return [{"session": e["session"], "hand": e["hand"], "voided": bool(e.get("voided")), "ended": e.get("t")}
+            for e in store.ended(table, 50)]
 
 
 def _phh(store: Any, table: str, session: str, number: int, holes_before: float | None) -> str | None:
     """One finished hand as PHH; hole cards never shown at showdown are ``????`` unless the hand ended
     before *holes_before* (a surveillance account, after the delay)."""
-    from hall.export import hands, sessions
-    from hall.histories import dumps, to_phh
-    found = [h for h in hands(store, table) if h.session == session and h.number == number]
+    from hall.export import sessions
+    from hall.histories import dumps, finished_hands, to_phh
+    found = finished_hands(store.hand_events(table, session, number))
     if not found:
         return None
     hand = found[-1]

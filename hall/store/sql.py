@@ -281,6 +281,19 @@ class SqlStore:
             out.append({**payload["event"], "session": _session(payload)})
         return out
 
+    def ended(self, table: str, limit: int = 50) -> list[dict[str, Any]]:
+        """*table*'s last *limit* ``hand-ended`` events, newest first, each with its ``session`` (an index
+        read: the table page's list of finished hands)."""
+        rows = self._rows("SELECT payload FROM messages WHERE table_id = ? AND topic = 'secure-event' "
+                          "AND kind = 'hand-ended' ORDER BY link DESC LIMIT ?", (table, limit))
+        return [{**(p := json.loads(text))["event"], "session": _session(p)} for (text,) in rows]
+
+    def hand_events(self, table: str, session: str, hand: int) -> list[dict[str, Any]]:
+        """The engine events of one hand (every deal of it), in order, each with its ``session``."""
+        rows = self._rows("SELECT payload FROM messages WHERE table_id = ? AND topic = 'secure-event' "
+                          "AND session = ? AND hand = ? ORDER BY event_seq", (table, session, hand))
+        return [{**(p := json.loads(text))["event"], "session": _session(p)} for (text,) in rows]
+
     def latest(self, table: str, topics: Sequence[str], limit: int = 1000) -> list[tuple[str, dict[str, Any], float]]:
         """*table*'s last *limit* messages of *topics*, in the order they were stored: (topic, payload, received)."""
         marks = ", ".join("?" for _ in topics)
