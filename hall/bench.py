@@ -197,14 +197,14 @@ def _states(port: int, names: list[str], rate: float, seconds: float, go: Any, r
 
 _WATCH = """() => {
   window.__seen = [];
-  const note = (node, now) => {
-    if (node.nodeType === 1 && node.classList.contains('tile') && node.dataset.hand !== undefined)
-      window.__seen.push([node.dataset.table, Number(node.dataset.hand), now]);
-  };
   new MutationObserver((records) => {
     const now = Date.now();
-    for (const r of records) for (const node of r.addedNodes) note(node, now);
-  }).observe(document.getElementById('room'), {childList: true});
+    for (const r of records) {
+      const tile = r.target;
+      if (tile.classList && tile.classList.contains('tile'))
+        window.__seen.push([tile.dataset.table, Number(tile.dataset.hand), now]);
+    }
+  }).observe(document.getElementById('room'), {subtree: true, attributes: true, attributeFilter: ['data-hand']});
 }"""
 
 

@@ -78,8 +78,9 @@ def _login(browser, hall, name, width=1280, height=900, instrumented=True):
     context = browser.new_context(viewport={"width": width, "height": height}, locale="fr-FR",
                                   bypass_csp=instrumented)
     page = context.new_page()
-    page.violations = []
+    page.violations, page.errors = [], []
     page.on("console", lambda m: page.violations.append(m.text) if "Content Security Policy" in m.text else None)
+    page.on("pageerror", lambda error: page.errors.append(str(error)))      # an exception in the page's code
     if instrumented:
         page.add_init_script(RECORD_STREAM)
     page.goto(hall.url + "/")
@@ -98,9 +99,14 @@ def test_the_demo_hands_appear_live_and_the_td_resolves_an_irregularity_from_the
     page = _login(browser, hall, "marie")
     try:
         tile = page.locator('#room .tile[data-table="t1"]')
-        table.gate.open_to(marks["hand1_end"] - 5)
+        table.gate.open_to(marks["hand1_end"] - 25)
         tile.wait_for()
         page.wait_for_selector('#room .tile[data-table="t1"][data-hand="1"]')
+        # a tile changes in place: the element a TD is pressing stays the same one (the click counts)
+        element, before = tile.element_handle(), tile.inner_text()
+        table.gate.open_to(marks["hand1_end"] - 5)
+        page.wait_for_function("([node, text]) => node.innerText !== text", arg=[element, before])
+        assert element.evaluate("node => node.isConnected")
         # the table's page: the hand's actions arrive as they happen
         tile.click()
         page.wait_for_selector('#table-page[data-table="t1"] .seat[data-seat]')
@@ -131,6 +137,7 @@ def test_the_demo_hands_appear_live_and_the_td_resolves_an_irregularity_from_the
         assert page.locator('#room .tile.irregular[data-table="t1"]').count() == 0
         page.goto(hall.url + "/#table/t1")                # the engine's irregularity-resolved, as the table said
         page.wait_for_selector('#actions li[data-kind="irregularity-resolved"]')
+        assert page.errors == []
     finally:
         page.context.close()
         table.close()

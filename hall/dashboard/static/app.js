@@ -679,11 +679,19 @@ function flushTiles() {
       renderRoom();          // a new table: the room is drawn again, in order
       return;
     }
-    const node = tileEl(tile);
-    old.replaceWith(node);
-    state.tileNodes.set(id, node);
+    morph(old, tileEl(tile));
   }
   state.pendingTiles.clear();
+}
+
+/** Gives element `old` the attributes and children of `node`, in place: a tile being clicked while its table
+ *  changes keeps its element, so the press and the release land on the same one and the click counts. */
+function morph(old, node) {
+  for (const name of old.getAttributeNames()) if (!node.hasAttribute(name)) old.removeAttribute(name);
+  for (const name of node.getAttributeNames()) {
+    if (old.getAttribute(name) !== node.getAttribute(name)) old.setAttribute(name, node.getAttribute(name));
+  }
+  old.replaceChildren(...node.childNodes);
 }
 
 function tileEl(tile) {
