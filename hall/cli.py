@@ -136,6 +136,7 @@ def _serve_dashboard(dashboard: Dashboard, stop: threading.Event, report: Callab
                 if waited >= 10:
                     waited = 0.0
                     report()
+                    print(dashboard.report(), flush=True)
         finally:
             await dashboard.close()
     asyncio.run(main())

@@ -13,7 +13,7 @@ from typing import Any
 from firmware_host.configfile import Section, read_toml
 from firmware_host.mqtt.contract import ID_RE
 from firmware_host.mqtt.publisher import BrokerConfig
-from firmware_host.service.config import parse_broker
+from firmware_host.service.config import _Files, parse_broker
 
 __all__ = ["ArchiveConfig", "DashboardConfig", "HallConfig", "load_hall_config", "parse_hall_config"]
 
@@ -92,47 +92,32 @@ def parse_hall_config(data: dict[str, Any], base: Path = Path("."), file: str = 
 
 def _dashboard(d: Section, broker: dict[str, Any], base: Path) -> DashboardConfig:
     """``[dashboard]``: the web server, its accounts, its broker account, the tables' command keys."""
-    def path(name: str, must_exist: bool = True) -> Path:
-        value = Path(d.get_str(name, nonempty=True))
-        value = value if value.is_absolute() else base / value
-        if must_exist and not value.exists():
-            raise d.error(name, f"{value} does not exist")
-        return value
-
+    files = _Files(base)
     account = dict(broker, username=d.get_str("username", "td", nonempty=True))
-    account.pop("password", None)
-    account.pop("client_id", None)
+    for key in ("password", "password_file", "client_id"):
+        account.pop(key, None)
     if d.has("password_file"):
-        account["password_file"] = str(path("password_file"))
-    else:
-        account.pop("password_file", None)
+        account["password_file"] = files.existing(d, "password_file")
     mqtt = parse_broker(Section(account, d.file, "broker"), base, account["username"])
     keys = {}
     k = d.section("keys")
     for table in list(k.data):
         if not ID_RE.match(table):
             raise k.error(table, "a table id is 1-64 characters of [a-z0-9-]")
-        try:
-            key = path_in(k, table, base).read_text().strip()
-        except OSError as exc:
-            raise k.error(table, f"cannot read {k.data[table]}: {exc.strerror or exc}") from None
+        key = files.secret(k, table) or ""
         if len(key) < 16:
             raise k.error(table, "the key must be at least 16 characters (the table's [commands] key_file)")
         keys[table] = key.encode()
-    cert = str(path("tls_cert")) if d.has("tls_cert") else None
-    key_file = str(path("tls_key")) if d.has("tls_key") else None
+    cert, key_file = files.existing(d, "tls_cert"), files.existing(d, "tls_key")
     if (cert is None) != (key_file is None):
         raise d.error("tls_key" if cert else "tls_cert", "dashboard.tls_cert and dashboard.tls_key go together")
+    users = files.existing(d, "users_file")
+    if users is None:
+        raise d.error("users_file", "missing required key (the accounts: tablectl hall user add)")
     return DashboardConfig(
-        broker=mqtt, users_file=path("users_file"), keys=keys,
+        broker=mqtt, users_file=Path(users), keys=keys,
         listen=d.get_str("listen", "127.0.0.1", nonempty=True), port=d.get_int("port", 8080, minval=0, maxval=65535),
         hole_card_delay=d.get_float("hole_card_delay", 300.0, minval=0, maxval=86400),
         silent_after=d.get_float("silent_after", 30.0, above=0, maxval=3600),
         session_ttl=d.get_float("session_ttl", 12 * 3600.0, minval=60, maxval=7 * 86400),
         reply_timeout=d.get_float("reply_timeout", 5.0, above=0, maxval=60), tls_cert=cert, tls_key=key_file)
-
-
-def path_in(section: Section, name: str, base: Path) -> Path:
-    """The path given as *name* in *section*, relative to *base*."""
-    value = Path(section.get_str(name, nonempty=True))
-    return value if value.is_absolute() else base / value

@@ -19,6 +19,7 @@ from dashboard_helpers import TABLECTL, Hall, Table, demo_marks, password
 from firmware_host.sim.broker import apt_install
 from firmware_host.sim.demo import script
 from hall.bench import CHROMIUM_ARGS
+from hall.bench import chromium as system_chromium
 from mqtt_helpers import user, write_config
 from test_publish import cards_in, expected_streams
 
@@ -48,7 +49,7 @@ def browser():
         assert not why, f"Chromium is needed (apt-get install chromium): {why}"
     from playwright.sync_api import sync_playwright
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        chromium = pw.chromium.launch(executable_path=system_chromium(), args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:

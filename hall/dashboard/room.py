@@ -244,9 +244,6 @@ class Room:
         items = [i for t in self._tables.values() for i in t.open.values()]
         return sorted(items, key=lambda i: (float(i.get("time") or 0), i["id"]))
 
-    def item(self, msg_id: str) -> JsonObject | None:
-        return next((i for i in self.queue() if i["id"] == msg_id), None)
-
     def page(self, name: str, holes: bool) -> JsonObject | None:
         """*name*'s page (without the finished hands, which the archive holds); hole cards with *holes*."""
         if name not in self._tables:

@@ -71,6 +71,8 @@ class Dashboard:
         self._ticker: asyncio.Task[None] | None = None
         self.port = config.port
         self.counters = {"messages": 0, "commands": 0, "logins": 0, "refused": 0}
+        """Broker messages taken, commands sent, logins, requests refused for the role (``hall run`` prints
+        them with :meth:`report`)."""
 
     # -- lifecycle -------------------------------------------------------------------
     def app(self) -> web.Application:
@@ -137,6 +139,13 @@ class Dashboard:
         if self._store is not None:
             await self._in_store(lambda store: store.close())
         self._store_thread.shutdown(wait=True)
+
+    def report(self) -> str:
+        """One line of counts for the operator: what came, what was sent, what was refused or ignored."""
+        c = self.counters
+        return (f"dashboard: {c['messages']} messages, {len(self._clients)} pages open, {c['logins']} logins, "
+                f"{c['commands']} commands, {c['refused']} refused for the role, {self.room.bad} messages not of "
+                f"their table, {self.link.bad_replies} replies that did not verify")
 
     @property
     def url(self) -> str:
@@ -440,12 +449,3 @@ def mask_holes(record: Any) -> Any:
                 elif isinstance(value, str):
                     part[key] = mask_text(value, public)
     return record
-
-
-async def serve(dashboard: Dashboard, stop: asyncio.Event) -> None:
-    """Run *dashboard* until *stop* is set."""
-    await dashboard.start()
-    try:
-        await stop.wait()
-    finally:
-        await dashboard.close()
