@@ -273,6 +273,21 @@ def test_four_card_flop_floor_picks_the_burn_at_random():
     assert len(table.irregularities()) == 1
 
 
+def test_four_card_flop_a_fresh_burn_goes_back_the_pick_is_the_burn_000_39():
+    table = _to_the_flop()
+    card(table, "board:flop", "Tc")
+    table.feed(Resolution(table.tick(), "td", "random-burn", "8c"))
+    table.confirm(), table.confirm()
+    card(table, "shoe", "3h")
+    card(table, "burn", "3h")               # the dealer burns a fresh card: 8c already is the turn's burn
+    irr = table.irregularities()[-1]
+    assert (irr.irregularity, irr.rule, irr.cards) == ("extra-burn", "000 §39", ("3h", "8c"))
+    assert "goes back on top of the stub" in irr.procedure and not irr.needs_floor
+    table.board("turn", "3h", burn="8c")    # 3h back on the stub is the turn; the pick is burned
+    assert [e.card for e in table.events if isinstance(e, ev.CardBurned)] == ["2d", "8c"]
+    assert table.engine.hand.game.board == ("7c", "Tc", "9c", "3h")
+
+
 def test_four_card_flop_dealer_confirm_picks_reproducibly():
     picks = set()
     for _ in range(2):

@@ -99,6 +99,10 @@ class CardPath:
         """*card* is taken back, to be burned later (002 C.2, 000 §39)."""
         self._spots[card] = SPOTS[Place.HELD_BURN.value]
 
+    def held_for_burn(self) -> tuple[str, ...]:
+        """The cards a ruling took back to be burned, not yet on the burn spot."""
+        return tuple(c for c, spot in self._spots.items() if spot.place is Place.HELD_BURN)
+
     def kill(self, card: str) -> None:
         """*card* is out of play (002 C.3)."""
         self._spots[card] = SPOTS[Place.DEAD.value]

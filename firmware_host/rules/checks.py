@@ -171,3 +171,9 @@ def missed_burn(street: str, card: str, profile: Profile) -> Finding:
 def extra_burn(card: str) -> Finding:
     """A burn card when none is due (002 C.3)."""
     return Finding("extra-burn", f"{card} burned when no burn is due", cards=(card,))
+
+
+def burn_not_held(card: str, held: tuple[str, ...]) -> Finding:
+    """A fresh burn while a ruling's card waits to be this street's burn (000 §39, 002 C.2)."""
+    return Finding("extra-burn", f"{card} burned, but {' '.join(held)} is the burn card the ruling kept",
+                   cards=(card, *held), variant="held")

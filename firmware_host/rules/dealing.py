@@ -146,6 +146,10 @@ def _burned(engine: Table, hand: Hand, obs: CardEntered) -> None:
         return
     if not hand.cards.may_enter(card, Place.BURN):
         return _seen_again(engine, hand, obs)
+    held = hand.cards.held_for_burn()
+    if held and card not in held:
+        hand.cards.to_stub(card)       # 000 §39: the ruling's card is the burn; this one is the street's card
+        return engine.irregular(obs.t, checks.burn_not_held(card, held))
     game = hand.game
     if actions.deal_incomplete(engine, hand, obs):
         return

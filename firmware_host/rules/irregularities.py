@@ -146,6 +146,10 @@ _CATALOGUE: dict[str, dict[str, _Entry]] = {
     "extra-burn": {
         "*": ("002 C.3", "Une des cartes brûlées retourne dans le paquet et sert de brûlure au tour suivant.",
               "One of the burned cards goes back to the deck and is the next street's burn card.", ()),
+        "held": ("000 §39", "La carte brûlée retourne sur le talon : la carte gardée par la décision est la carte "
+                 "brûlée de ce tour ; elle va sur la brûlure et la carte du tour est donnée sans nouvelle brûlure.",
+                 "The burned card goes back on top of the stub: the card the ruling kept is this street's burn; it "
+                 "goes to the burn spot and the street is dealt without a new burn.", ()),
     },
     "four-card-flop": {
         "*": ("000 §39", "Les quatre cartes sont mélangées face cachée ; le floor en choisit une au hasard, qui "
