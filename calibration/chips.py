@@ -4,10 +4,14 @@ Colours live in a normalised space: each pixel is first divided by the white
 reference patch measured in the same frame (so the light's colour and level
 cancel out), then described by its chroma ``(b, g) / (b + g + r)`` and its
 value (brightness relative to the patch). A model is the mean and spread of
-the top faces of the chips shown; a set whose colours overlap is refused,
-naming the pair. A chip whose colour stands far from the others of its denomination
-(a chip of another colour in the picture, one read through a shadow or a reflection) is
+the top faces of the chips shown. Two denominations whose colours overlap under
+this light are kept *alike*: a stack read as either is left uncertain (the dealer
+is asked), the others are counted; a denomination like the felt is refused. A
+chip whose colour stands far from the others of its denomination (a chip of
+another colour in the picture, one read through a shadow or a reflection) is
 left out and named, instead of widening the model until two denominations overlap.
+Each denomination's side (a chip's edge) has a model too: a mixed stack's chips
+are read on its side, one by one.
 """
 from __future__ import annotations
 
@@ -20,22 +24,12 @@ import numpy as np
 
 from firmware_host.vision.colour import CardReference
 
-__all__ = ["ChipModels", "ColourModel", "ConfusableColours", "edge_direction", "features", "inliers", "learn",
-           "load_models"]
+__all__ = ["ChipModels", "ColourModel", "edge_direction", "features", "inliers", "learn", "load_models"]
 
 MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
 OUTLIER_SPREADS = 5.0  # a sample this many robust spreads from its denomination's median is left out
 EDGE_NOISE = 5e-4  # variance (light-normalised units) a pixel's colour has from noise alone
-
-
-class ConfusableColours(ValueError):
-    """Two denominations the camera cannot tell apart under this light."""
-
-    def __init__(self, a: int, b: int, separation: float) -> None:
-        self.pair, self.separation = (a, b), separation
-        super().__init__(f"chips {a} and {b} look alike under this light (separation {separation:.1f} < "
-                         f"{MIN_SEPARATION}): the camera cannot tell them apart")
 
 
 def features(bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
@@ -87,6 +81,18 @@ class ChipModels:
     left_out: dict[int, int] = field(default_factory=dict)  # chips shown but left out of each model (outliers)
     card: CardReference | None = None  # the colour card under this light (None: the white patch only)
     card_note: str = field(default="", compare=False)  # why there is no card (calibration's message; not saved)
+    alike: tuple[tuple[int, int, float], ...] = ()  # pairs the camera cannot tell apart, with their separation
+    side: dict[int, ColourModel] = field(default_factory=dict)  # each denomination's side (a chip's edge)
+
+    @property
+    def unsure(self) -> frozenset[int]:
+        """The denominations of the look-alike pairs: never counted with confidence."""
+        return frozenset(v for a, b, _ in self.alike for v in (a, b))
+
+    def alike_text(self) -> list[str]:
+        """One line per look-alike pair, for the installer."""
+        return [f"chips {a} and {b} look alike under this light (separation {sep:.1f} < {MIN_SEPARATION}): "
+                "a stack read as either is left uncertain for the dealer" for a, b, sep in self.alike]
 
     @property
     def edge_bias_px(self) -> float:
@@ -101,10 +107,25 @@ class ChipModels:
         """The denomination nearest to the features *f* (3,) and a confidence in 0..1.
 
         The confidence falls when the colour is far from every model or nearly
-        as close to the second model as to the first.
+        as close to the second model as to the first; it is 0 for a look-alike denomination.
         """
         scored = sorted((m.distance(f).item(), v) for v, m in self.chips.items())
         (d1, v1), (d2, _) = scored[0], scored[1]
+        if v1 in self.unsure:
+            return v1, 0.0
+        margin = (d2 - d1) / max(d2, 1e-6)
+        nearness = 1.0 if d1 < 4 else max(0.0, 1 - (d1 - 4) / 4)
+        return v1, float(min(1.0, 2 * margin) * nearness)
+
+    def classify_side(self, f: np.ndarray) -> tuple[int | None, float]:
+        """The denomination whose chips' side is nearest to the features *f* (3,), and a confidence
+        (as :meth:`classify`); None without side models."""
+        if len(self.side) < 2:
+            return None, 0.0
+        scored = sorted((m.distance(f).item(), v) for v, m in self.side.items())
+        (d1, v1), (d2, _) = scored[0], scored[1]
+        if v1 in self.unsure:
+            return v1, 0.0
         margin = (d2 - d1) / max(d2, 1e-6)
         nearness = 1.0 if d1 < 4 else max(0.0, 1 - (d1 - 4) / 4)
         return v1, float(min(1.0, 2 * margin) * nearness)
@@ -116,7 +137,9 @@ class ChipModels:
                 "edge_bias_px": {str(v): b for v, b in self.edge_bias.items()},
                 "edge_dir": {str(v): list(d) for v, d in self.edge_dir.items()},
                 "inlay": {str(v): c for v, c in self.inlay.items()},
-                "card": self.card.to_dict() if self.card else None}
+                "card": self.card.to_dict() if self.card else None,
+                "alike": [[a, b, sep] for a, b, sep in self.alike],
+                "side": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.side.items()}}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -153,12 +176,14 @@ def edge_direction(pixels: np.ndarray, felt: ColourModel) -> tuple[float, float,
 
 def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None,
           edge_dir: dict[int, tuple[float, float, float]] | None = None,
-          inlay: dict[int, float] | None = None) -> ChipModels:
+          inlay: dict[int, float] | None = None, side: dict[int, np.ndarray] | None = None) -> ChipModels:
     """Models from feature samples of each denomination's top faces (outliers left out: :func:`inliers`);
-    refuses confusable pairs.
+    pairs closer than ``MIN_SEPARATION`` are kept as look-alikes (``ChipModels.alike``); a denomination
+    like the felt is refused (ValueError).
 
     *edge_bias* is each denomination's silhouette excess in pixels, *inlay* how much brighter
-    its chips' centre (the inlay) is than the face around it (see ``vision.learn_chips``).
+    its chips' centre (the inlay) is than the face around it, *side* feature samples of its
+    chips' side (see ``vision.learn_chips``).
     """
     if len(samples) < 2:
         raise ValueError("show at least two denominations")
@@ -170,21 +195,21 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
         raise ValueError(f"no chip seen for denomination(s) {missing}")
     felt_model = felt
     values = sorted(chips)
-    worst = None
+    alike = []
     for i, a in enumerate(values):
         for b in values[i + 1:]:
             sep = separation(chips[a], chips[b])
-            if sep < MIN_SEPARATION and (worst is None or sep < worst[2]):
-                worst = (a, b, sep)
+            if sep < MIN_SEPARATION:
+                alike.append((a, b, round(sep, 2)))
         sep = separation(chips[a], felt_model)
         if sep < MIN_SEPARATION:
             raise ValueError(f"chips {a} look like the felt under this light (separation {sep:.1f})")
-    if worst:
-        raise ConfusableColours(*worst)
     return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()},
                       {int(v): _triple(d) for v, d in (edge_dir or {}).items()},
                       {int(v): float(c) for v, c in (inlay or {}).items()},
-                      {v: shown[v] - len(kept[v]) for v in sorted(kept)})
+                      {v: shown[v] - len(kept[v]) for v in sorted(kept)}, alike=tuple(alike),
+                      side={int(v): ColourModel.fit(np.asarray(f).reshape(-1, 3)[inliers(f)])
+                            for v, f in (side or {}).items() if len(np.asarray(f).reshape(-1, 3))})
 
 
 def load_models(path: str | Path) -> ChipModels:
@@ -197,7 +222,10 @@ def load_models(path: str | Path) -> ChipModels:
                       {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()},
                       {int(v): _triple(d) for v, d in data.get("edge_dir", {}).items()},
                       {int(v): float(c) for v, c in data.get("inlay", {}).items()},
-                      card=CardReference.from_dict(data["card"]) if data.get("card") else None)
+                      card=CardReference.from_dict(data["card"]) if data.get("card") else None,
+                      alike=tuple((int(a), int(b), float(sep)) for a, b, sep in data.get("alike", [])),
+                      side={int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"]))
+                            for v, m in data.get("side", {}).items()})
 
 
 def _triple(values: Iterable[float]) -> tuple[float, float, float]:

@@ -137,10 +137,9 @@ def _parse_show(text: str) -> tuple[int, str]:
 
 
 def cmd_calibrate_chips(args: argparse.Namespace) -> int:
-    """One picture per denomination (chips in the pot) -> colour models; refuses confusable sets."""
+    """One picture per denomination (chips in the pot) -> colour models; look-alike pairs are said."""
     import cv2
 
-    from calibration.chips import ConfusableColours
     from calibration.geometry import draw_calibration, load_calibration
     from firmware_host.vision import counter as vision
     try:
@@ -161,14 +160,13 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
     images = {v: _read(p) for v, p in shows.items()}
     try:
         models = vision.learn_chips(calib, images, args.zone)
-    except ConfusableColours as exc:
-        print(f"error: refused: {exc}", file=sys.stderr)
-        return 3
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = args.out or f"camera-{name}-chips.json"
     models.save(out)
+    for line in models.alike_text():
+        print(f"warning: {line} (calibrate in better light, or change the chip set)", file=sys.stderr)
     for value, n in sorted(models.left_out.items()):
         if n:
             print(f"  {value:5}: {n} chip(s) left out of its colour model: far from the other {value} chips "

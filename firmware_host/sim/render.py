@@ -55,12 +55,25 @@ def _gains(values: Iterable[float]) -> tuple[float, float, float]:
 
 @dataclass(frozen=True)
 class Stack:
-    """Chips of one denomination stacked at (x, y) mm; ``count`` 1 is a chip lying alone."""
+    """Chips stacked at (x, y) mm: *count* chips of *value* (``count`` 1 is a chip lying alone), or a
+    mixed stack: *layers* gives each chip's value bottom to top (its last is *value*, its length *count*)."""
 
     x: float
     y: float
     value: int
     count: int
+    layers: tuple[int, ...] = ()
+
+    @property
+    def chips(self) -> tuple[int, ...]:
+        """Each chip's value, bottom to top."""
+        return self.layers or (self.value,) * self.count
+
+    @classmethod
+    def mixed(cls, x: float, y: float, layers: Iterable[int]) -> Stack:
+        """A stack of the chips *layers* (bottom to top)."""
+        chips = tuple(int(v) for v in layers)
+        return cls(x, y, chips[-1], len(chips), chips if len(set(chips)) > 1 else ())
 
 
 @dataclass(frozen=True)
@@ -160,17 +173,17 @@ def _card_picture(face_up: bool, rng: np.random.Generator) -> np.ndarray:
     return card
 
 
-def _stack(img: np.ndarray, camera: CameraModel, layout: Layout, stack: Stack, colour: BGR,
+def _stack(img: np.ndarray, camera: CameraModel, layout: Layout, stack: Stack, colours: dict[int, str],
            rng: np.random.Generator) -> None:
     r, t = layout.chip_diameter / 2, layout.chip_thickness
     cam = camera.position()
-    face = np.array(colour, np.float64)
-    side = tuple(float(c) for c in face * 0.78)
     spot = (215.0, 215.0, 215.0)
     angles = np.linspace(0, 2 * math.pi, 40, endpoint=False)
     ring = np.column_stack([np.cos(angles), np.sin(angles)])
     spin = rng.uniform(0, 2 * math.pi)
-    for k in range(stack.count):
+    for k, value in enumerate(stack.chips):
+        face = np.array(CHIP_COLOURS[colours[value]], np.float64)
+        side = tuple(float(c) for c in face * 0.78)
         dx, dy = rng.normal(0, 0.5, 2) if k else (0.0, 0.0)
         cx, cy = stack.x + dx, stack.y + dy
         z0, z1 = k * t, (k + 1) * t
@@ -247,7 +260,7 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size: tuple[int, i
         _warp_flat(img, camera, _card_picture(face_up, rng), np.array(corners))
     cam = camera.position()
     for stack in sorted(scene.stacks, key=lambda s: -math.hypot(s.x - cam[0], s.y - cam[1])):
-        _stack(img, camera, layout, stack, CHIP_COLOURS[scene.colours[stack.value]], rng)
+        _stack(img, camera, layout, stack, scene.colours, rng)
     for arm in scene.arms:
         _arm(img, camera, arm)
     out: np.ndarray = _lens(cv2.resize(img, size, interpolation=cv2.INTER_AREA).astype(np.float32), lens)
@@ -381,7 +394,8 @@ def zone_truth(scene: Scene, layout: Layout, camera: CameraModel,
         stacks = [s for s in scene.stacks if zone.contains(s.x, s.y)]
         counts: dict[int, int] = {}
         for s in stacks:
-            counts[s.value] = counts.get(s.value, 0) + s.count
+            for v in s.chips:
+                counts[v] = counts.get(v, 0) + 1
         poly = np.array(zone.polygon)
         top = np.hstack([poly, np.full((len(poly), 1), layout.chip_thickness * max([s.count for s in stacks] + [1]))])
         hull = cv2.convexHull(np.round(np.vstack([camera.project(poly), camera.project(top)])).astype(np.int32))
@@ -390,7 +404,7 @@ def zone_truth(scene: Scene, layout: Layout, camera: CameraModel,
         out[zone.name] = {
             "amount": sum(v * c for v, c in counts.items()),
             "chips": sorted(([v, c] for v, c in counts.items()), reverse=True),
-            "stacks": [[s.x, s.y, s.value, s.count] for s in stacks],
+            "stacks": [[s.x, s.y, list(s.chips)] for s in stacks],
             "occluded": bool((covered & mask.astype(bool)).any()),
         }
     return out
@@ -399,8 +413,8 @@ def zone_truth(scene: Scene, layout: Layout, camera: CameraModel,
 def eval_zones(truth: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """:func:`zone_truth` in the evaluation set's format (``docs/vision.md``): stacks bottom to top,
     amount, covered, and each stack's base (``at``, mm) for the denomination confusion."""
-    return {name: {"amount": z["amount"], "stacks": [[v] * n for _, _, v, n in z["stacks"]],
-                   "covered": z["occluded"], "at": [[x, y] for x, y, _, _ in z["stacks"]]}
+    return {name: {"amount": z["amount"], "stacks": [chips for _, _, chips in z["stacks"]],
+                   "covered": z["occluded"], "at": [[x, y] for x, y, _ in z["stacks"]]}
             for name, z in truth.items()}
 
 

@@ -70,6 +70,10 @@ FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour mode
 OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
 SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
+SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
+UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
+FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
+BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,12 @@ class StackSeen:
     colour_confidence: float = 0.0
     sigma: float = 0.125  # the height's standard uncertainty (chips); this default gives confidence 1 - 2|error|
     inlay: int | None = None  # the count the top face's centre confirmed, when the height alone was not enough
+    layers: tuple[int, ...] = ()  # a mixed stack: each chip's value bottom to top, read on its side
+
+    @property
+    def chips(self) -> tuple[int, ...]:
+        """Each chip's value bottom to top (empty when the denomination is unknown)."""
+        return self.layers or ((self.value,) * self.count if self.value is not None else ())
 
 
 class ZoneStatus(StrEnum):
@@ -461,6 +471,61 @@ class Counter:
                 centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
         return centre, face
 
+    def _under_base(self, x: float, y: float, crop: np.ndarray, origin: tuple[int, int], felt: np.ndarray) -> float:
+        """The share of the middle half of a stack's columns unlike the *felt* around it (BGR) ``UNDER_BASE``
+        of a chip under its base's front rim: felt there unless a chip under it was missed (a chip the
+        felt test takes for lit felt, a green one on green felt, is still unlike the felt beside it)."""
+        ring = self._ring(x, y, 0.0)
+        u0, u1 = float(ring[:, 0].min()), float(ring[:, 0].max())
+        cols = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
+        base = self._boundary(x, y, 0.0, cols, upper=False)
+        rise = float(np.median(base - self._boundary(x, y, self.t, cols, upper=False)))
+        rows = np.round(base + UNDER_BASE * rise).astype(int) - origin[1]
+        cols = cols - origin[0]
+        inside = (cols >= 0) & (cols < crop.shape[1]) & (rows >= 0) & (rows < crop.shape[0])
+        if inside.sum() < 3:
+            return 0.0
+        px = crop[rows[inside], cols[inside]].astype(np.float32)
+        off = np.linalg.norm(px - felt, axis=1) / max(float(np.linalg.norm(felt)), 1.0)
+        return float((off > FELT_APART).mean())
+
+    def _side_colours(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float,
+                      count: int) -> np.ndarray | None:
+        """Each chip's side colour (*count* x 3 features, bottom to top) of a stack at (x, y): per
+        chip, the median over the middle half of the stack's columns of the row midway between the
+        front rims of its bottom and its top (a white edge spot covers few columns); None when
+        out of the crop."""
+        ring = self._ring(x, y, 0.0)
+        u0, u1 = float(ring[:, 0].min()), float(ring[:, 0].max())
+        cols = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
+        rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
+        rows = np.round((rims[:-1] + rims[1:]) / 2).astype(int) - origin[1]
+        cols = cols - origin[0]
+        if len(cols) < 3 or cols[0] < 0 or cols[-1] >= crop.shape[1] or rows.min() < 0 or rows.max() >= crop.shape[0]:
+            return None
+        side: np.ndarray = features(_median(crop[rows, cols[None, :]].astype(np.float32), axis=1), white)
+        return side
+
+    def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
+        """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
+        calibration learns each denomination's side from."""
+        side = self._side_colours(frame, (0, 0), self.white(frame), stack.x, stack.y, 1)
+        return None if side is None else side[0]
+
+    def _sides(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float, count: int,
+               value: int) -> tuple[tuple[int, ...], bool]:
+        """A stack's chips read on its side: each chip's value bottom to top when every one is read
+        with ``SIDE_CONFIDENCE`` and the top one is the top face's *value* (a mixed stack), and
+        whether any chip reads as another denomination (a mixed stack, or one behind it)."""
+        side = self._side_colours(crop, origin, white, x, y, count) if self.models.side else None
+        if side is None:
+            return (), False
+        read = [self.models.classify_side(f) for f in side]
+        foreign = any(v != value and c >= SIDE_CONFIDENCE for v, c in read)
+        if not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE:
+            return (), foreign
+        return tuple(int(v) for v, _ in read if v is not None), True
+
     def inlay_contrast(self, frame: np.ndarray, stack: StackSeen, chips: int = 1) -> float:
         """How much brighter the top face's centre (its inlay) is than the face around it, were
         *stack* (found in *frame*) *chips* high: light-normalised, sum of channels; NaN when out
@@ -817,8 +882,8 @@ class Counter:
             worst = min(worst, stacks[-1].confidence)
         counts: dict[int, int] = {}
         for s in stacks:
-            if s.value is not None:
-                counts[s.value] = counts.get(s.value, 0) + s.count
+            for v in s.chips:
+                counts[v] = counts.get(v, 0) + 1
         chips = tuple(sorted(((v, c) for v, c in counts.items() if c), reverse=True))
         amount = sum(v * c for v, c in chips)
         status = ZoneStatus.OK if worst >= MIN_CONFIDENCE else ZoneStatus.UNCERTAIN
@@ -958,21 +1023,27 @@ class Counter:
         if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
             sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
         stray = np.abs(shape[valid] - _median(shape[valid])).max() > STRAY_CHIPS * per_chip
-        stray |= self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep], bottoms[keep], value,
-                                    ell) >= FOREIGN_CHIPS * per_chip  # another denomination under this top
+        layers, foreign = self._sides(crop, origin, white, cx, cy, count, value) if value is not None else ((), False)
+        if not layers:  # chips of another denomination under this top, not read one by one: a stack behind it?
+            stray |= foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep], bottoms[keep],
+                                                   value, ell) >= FOREIGN_CHIPS * per_chip
+        if not card:  # not felt just under the base the edges found: a bottom chip unlike the top's colour (a
+            stray |= self._under_base(cx, cy, crop, origin, felt_bgr) >= BASE_COVERED  # green one on green felt under
+            # a red one, measured along the red's direction) that the edges missed
         if not card and not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
             stray = self._beyond_outline(blob, at, origin, cx, cy, max(1, int(round(est)))) > BEYOND_FOOTPRINTS
         if stray:
             sigma = max(sigma, 1.0)  # not one stack's outline (a card, a stack behind it)
         count_conf, inlay = count_confidence(est, sigma), None
-        if count_conf < MIN_CONFIDENCE and not stray and est >= 0.5:  # between two counts: the top face's centre
+        if count_conf < MIN_CONFIDENCE and not stray and not layers and est >= 0.5:  # between two counts: the top
+            # face's centre (not for a mixed stack: its chips were read at the height measured)
             near = sorted({max(1, int(np.floor(est))), max(1, int(np.ceil(est)))})
             confirmed = [n for n in near if self._inlay_peaks(crop, origin, white, cx, cy, n, value)]
             if len(confirmed) == 1 and abs(est - confirmed[0]) <= INLAY_REACH:
                 count, count_conf, inlay = confirmed[0], INLAY_CONFIDENCE, confirmed[0]
         return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
                          _bgr(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
-                         round(sigma, 4), inlay)
+                         round(sigma, 4), inlay, layers)
 
 
 def count_confidence(est: float, sigma: float) -> float:
@@ -1029,14 +1100,17 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions)
     counter = Counter(calib, models)
-    excess, inlay = {}, {}
+    excess, inlay, side = {}, {}, {}
     for v, img in shows.items():
         stacks = [s for zc in counter.count(img).zones.values() for s in zc.stacks if s.colour is not None]
         mine = [s for s in stacks if s.value == v] or stacks
         if mine:
             excess[v] = float(np.median([s.excess_px for s in mine]))
             inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
-    models = learn(samples, felt, excess, directions, inlay)
+            sides = [c for c in (counter.side_colour(img, s) for s in mine) if c is not None]
+            if sides:
+                side[v] = np.array(sides)
+    models = learn(samples, felt, excess, directions, inlay, side)
     card, note = colour_card(finder, list(shows.values()))
     return dataclasses.replace(models, card=card, card_note=note)
 

@@ -294,7 +294,6 @@ class Calibrated:
 def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Calibrated:
     """``calibrate table`` then ``calibrate chips`` on a camera's pictures, as an installer runs them;
     a refusal is kept as the reason, not raised."""
-    from calibration.chips import ConfusableColours
     from calibration.geometry import CalibrationError, calibrate_table
     from firmware_host.vision.counter import Counter, learn_chips
     try:
@@ -305,13 +304,16 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
                                "distortion": [round(k, 4) for k in calib.camera.dist[:2]]}
     try:
         models = learn_chips(calib, {v: read_picture(p) for v, p in pictures.chips.items()})
-    except (ConfusableColours, ValueError) as exc:
+    except ValueError as exc:
         return Calibrated(name, None, f"calibrate chips refused: {exc}", figures)
     figures["left_out"] = {str(v): n for v, n in models.left_out.items() if n}
     figures["colour_card"] = models.card is not None
+    figures["alike"] = [[a, b] for a, b, _ in models.alike]
     note = (f"markers {len(calib.markers_seen)}, fit {calib.rms_px:.2f} px"
             + (", lens k1 {:+.3f} k2 {:+.3f}".format(*calib.camera.dist) if calib.camera.distorted else "")
             + ("; colour card seen" if models.card else f"; white patch only ({models.card_note})"))
+    if models.alike:
+        note += "; look alike (left uncertain): " + ", ".join(f"{a} and {b}" for a, b, _ in models.alike)
     if figures["left_out"]:
         note += ", chips left out of the colour models: " + ", ".join(
             f"{n} of {v}" for v, n in figures["left_out"].items())
