@@ -27,6 +27,7 @@ from firmware_host.vision.colour import CardReference
 __all__ = ["ChipModels", "ColourModel", "edge_direction", "features", "inliers", "learn", "load_models"]
 
 MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
+SIDE_SPREAD = np.array([0.015, 0.015, 0.05])  # a side's: a chip's edge is a few rows, blurred into its neighbours'
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
 OUTLIER_SPREADS = 5.0  # a sample this many robust spreads from its denomination's median is left out
 EDGE_NOISE = 5e-4  # variance (light-normalised units) a pixel's colour has from noise alone
@@ -208,8 +209,14 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
                       {int(v): _triple(d) for v, d in (edge_dir or {}).items()},
                       {int(v): float(c) for v, c in (inlay or {}).items()},
                       {v: shown[v] - len(kept[v]) for v in sorted(kept)}, alike=tuple(alike),
-                      side={int(v): ColourModel.fit(np.asarray(f).reshape(-1, 3)[inliers(f)])
-                            for v, f in (side or {}).items() if len(np.asarray(f).reshape(-1, 3))})
+                      side={int(v): _side_model(np.asarray(f).reshape(-1, 3)) for v, f in (side or {}).items()
+                            if len(np.asarray(f).reshape(-1, 3))})
+
+
+def _side_model(samples: np.ndarray) -> ColourModel:
+    """A side's model: its inliers' median, the spread floored at ``SIDE_SPREAD``."""
+    fit = ColourModel.fit(samples[inliers(samples)])
+    return ColourModel(fit.mean, tuple(np.maximum(fit.spread, SIDE_SPREAD).tolist()))
 
 
 def load_models(path: str | Path) -> ChipModels:

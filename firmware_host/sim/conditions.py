@@ -23,6 +23,7 @@ from calibration.mount import mount_camera
 from firmware_host.sim.render import (
     HOUSE_004,
     Scene,
+    Stack,
     calibration_shows,
     eval_frame,
     labels_text,
@@ -45,6 +46,7 @@ class Condition:
     frames: dict[str, Any] = field(default_factory=dict)
     light: float = 1.0  # the frames' light level, times the usual
     dist: tuple[float, float] = (0.0, 0.0)
+    mixed: float = 0.0  # the share of stacks of two chips or more made of two denominations
 
 
 CONDITIONS = {
@@ -58,7 +60,26 @@ CONDITIONS = {
     "felt-beige": Condition(calibration={"felt": (150, 185, 205)}, frames={"felt": (150, 185, 205)}),
     "distortion": Condition(dist=(-0.12, 0.03)),
     "harsh-light": Condition(frames={"illuminant": HARSH}),
+    "mixed": Condition(mixed=0.6),
 }
+
+
+def _mixed(scene: Scene, share: float) -> Scene:
+    """*scene* with a *share* of its stacks (two chips or more) made of two denominations, each
+    stack drawn from its own place, so a stack stays the same from frame to frame."""
+    if not share:
+        return scene
+    values = sorted(scene.colours)
+    stacks = []
+    for stack in scene.stacks:
+        rng = np.random.default_rng([int(abs(stack.x) * 10), int(abs(stack.y) * 10), stack.count])
+        if stack.count >= 2 and rng.random() < share:
+            other = int(rng.choice([v for v in values if v != stack.value]))
+            below = rng.choice([other, stack.value], size=stack.count - 1).tolist()
+            below[0] = other  # at least the bottom chip is of the other denomination
+            stack = Stack.mixed(stack.x, stack.y, [*below, stack.value])
+        stacks.append(stack)
+    return dataclasses.replace(scene, stacks=tuple(stacks))
 
 
 def _scene(scene: Scene, changes: dict[str, Any], light: float = 1.0) -> Scene:
@@ -92,7 +113,7 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
         labels["calibration"][mount.name] = {"table": [table], "chips": chips}
         for s in range(scenes):
             for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
-                scene = _scene(scene, condition.frames, condition.light)
+                scene = _mixed(_scene(scene, condition.frames, condition.light), condition.mixed)
                 file = f"{mount.name}_s{s:02d}_f{k}.jpg"
                 cv2.imwrite(str(root / file), render(scene, layout, camera, seed=100000 * c + 1000 * s + k), jpeg)
                 frame = eval_frame(file, mount.name, f"{mount.name}-s{s:02d}", round(k / 10, 2),

@@ -493,17 +493,20 @@ class Counter:
                       count: int) -> np.ndarray | None:
         """Each chip's side colour (*count* x 3 features, bottom to top) of a stack at (x, y): per
         chip, the median over the middle half of the stack's columns of the row midway between the
-        front rims of its bottom and its top (a white edge spot covers few columns); None when
-        out of the crop."""
+        front rims of its bottom and its top, sampled between pixels (a white edge spot covers few
+        columns); None when out of the crop."""
         ring = self._ring(x, y, 0.0)
         u0, u1 = float(ring[:, 0].min()), float(ring[:, 0].max())
         cols = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
         rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
-        rows = np.round((rims[:-1] + rims[1:]) / 2).astype(int) - origin[1]
+        rows = ((rims[:-1] + rims[1:]) / 2 - origin[1]).astype(np.float32)  # count x columns
         cols = cols - origin[0]
-        if len(cols) < 3 or cols[0] < 0 or cols[-1] >= crop.shape[1] or rows.min() < 0 or rows.max() >= crop.shape[0]:
+        h, w = crop.shape[:2]
+        if len(cols) < 3 or cols[0] < 0 or cols[-1] >= w or rows.min() < 0 or rows.max() >= h - 1:
             return None
-        side: np.ndarray = features(_median(crop[rows, cols[None, :]].astype(np.float32), axis=1), white)
+        grid = np.ascontiguousarray(np.broadcast_to(cols.astype(np.float32)[None, :], rows.shape))
+        px = cv2.remap(crop, grid, rows, cv2.INTER_LINEAR).astype(np.float32)
+        side: np.ndarray = features(_median(px, axis=1), white)
         return side
 
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
