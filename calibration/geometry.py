@@ -406,12 +406,21 @@ def load_calibration(path: str | Path) -> TableCalibration:
 def detect_markers(image: np.ndarray, layout: Layout) -> dict[int, np.ndarray]:
     """The layout's markers found in *image*: id -> 4 x 2 corner pixels (ArUco order)."""
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    detector = cv2.aruco.ArucoDetector(layout.aruco_dictionary(), cv2.aruco.DetectorParameters())
-    corners, ids, _ = detector.detectMarkers(gray)
+    params = cv2.aruco.DetectorParameters()
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX  # corners to a tenth of a pixel, not one
+    detector = cv2.aruco.ArucoDetector(layout.aruco_dictionary(), params)
     known = {m.id for m in layout.markers}
-    if ids is None:
-        return {}
-    return {int(i): c.reshape(4, 2) for c, i in zip(corners, ids.reshape(-1)) if int(i) in known}
+    found: dict[int, np.ndarray] = {}
+    # the picture as it is, then contrast-equalised (a dim or warm light leaves a marker's black and
+    # white a few grey levels apart): a marker found in the first is kept from it
+    for picture in (gray, cv2.createCLAHE(clipLimit=3.0, tileGridSize=(8, 8)).apply(gray)):
+        corners, ids, _ = detector.detectMarkers(picture)
+        for c, i in zip(corners, ids.reshape(-1) if ids is not None else ()):
+            if int(i) in known and int(i) not in found:
+                found[int(i)] = c.reshape(4, 2)
+        if len(found) == len(known):
+            break
+    return found
 
 
 def pose_error(image: np.ndarray, calib: TableCalibration) -> tuple[float | None, int]:

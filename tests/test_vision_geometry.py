@@ -9,6 +9,7 @@ from calibration.geometry import (
     CalibrationError,
     Marker,
     calibrate_table,
+    detect_markers,
     draw_calibration,
     intrusions,
     load_calibration,
@@ -104,3 +105,19 @@ def test_calibration_refuses_a_picture_without_markers():
     picture[:] = cv2.GaussianBlur(picture, (0, 0), 25)  # markers unreadable
     with pytest.raises(CalibrationError, match="markers seen"):
         calibrate_table(picture, layout)
+
+
+def test_markers_are_found_in_a_dim_warm_picture_through_equalisation():
+    """A dim warm lamp leaves a marker's black and white a few grey levels apart: found once the
+    picture is contrast-equalised (the plain detector finds one of five here), and the camera fits."""
+    from firmware_host.sim.conditions import WARM
+    from firmware_host.sim.render import HOUSE_004
+    layout = load_layout("hardware/camera/table8.toml").view("right")
+    dim = Scene(colours=HOUSE_004, light=(0.05, 0.07, 0.1), auto_exposure=False, noise=2.0, illuminant=WARM)
+    picture = render(dim, layout, mount_camera(layout), seed=1)
+    assert picture.mean() < 5
+    plain = cv2.aruco.ArucoDetector(layout.aruco_dictionary(), cv2.aruco.DetectorParameters())
+    ids = plain.detectMarkers(cv2.cvtColor(picture, cv2.COLOR_BGR2GRAY))[1]
+    assert ids is None or len(ids) < 3
+    assert len(detect_markers(picture, layout)) == 5
+    assert calibrate_table(picture, layout).rms_px < 2.0
