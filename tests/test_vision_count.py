@@ -1,4 +1,6 @@
 """Chip counting, stability, occlusion and face-up cards on rendered pictures."""
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
@@ -373,3 +375,29 @@ def test_a_stack_seen_beside_the_one_in_front_of_it_is_not_dropped(table, monkey
     assert len(wrong()) >= 4
     alone = counter.count(picture(table, [Stack(-260, 340, 2000, 12)], seed=1)).zones["bet:4"]
     assert alone.status == "ok" and alone.chips == ((2000, 12),)
+
+
+def test_chips_near_the_felts_colour_but_found_are_learnt_and_counted(table):
+    """On a beige felt the grey 50s' colour model is within 4 spreads of the felt's, but every one
+    shown was found as a chip: the set is learnt (it was refused), and a stack of 50s is counted."""
+    layout, calib, _, _ = table
+    beige = (150, 185, 205)
+    shows = {v: render(dataclasses.replace(s, felt=beige), layout, mount_camera(layout), seed=v)
+             for v, s in calibration_shows(layout, HOUSE_004).items()}
+    models = vision.learn_chips(calib, shows)
+    from calibration.chips import MIN_SEPARATION, separation
+    assert separation(models.chips[50], models.felt) < MIN_SEPARATION
+    image = render(Scene((Stack(-430, -300, 50, 4), Stack(60, -150, 2000, 3)), colours=HOUSE_004, felt=beige),
+                   layout, mount_camera(layout), seed=3)
+    result = vision.Counter(calib, models).count(image)
+    assert [(result.zones[z].status, result.zones[z].amount) for z in ("bet:1", "pot")] == [("ok", 200), ("ok", 6000)]
+
+
+def test_chips_never_found_on_the_felt_are_refused(table):
+    """Blue 500s on a blue felt are never found: they could stand anywhere unseen, so no count."""
+    layout, calib, _, _ = table
+    blue = (120, 70, 25)
+    shows = {v: render(dataclasses.replace(s, felt=blue), layout, mount_camera(layout), seed=v)
+             for v, s in calibration_shows(layout, HOUSE_004).items()}
+    with pytest.raises(ValueError, match="500"):
+        vision.learn_chips(calib, shows)

@@ -70,6 +70,7 @@ FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour mode
 OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
 SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
+VISIBLE_SHARE = 0.8  # a denomination whose chips are found this often as the best-found one's stands out of the felt
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
@@ -1101,7 +1102,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         pixels[v] = np.vstack(collected) if collected else np.zeros((0, 3), np.float32)
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
-    models = learn(samples, felt, None, directions)
+    models = learn(samples, felt, None, directions, seen=[v for v, st in seen.items() if st])
     counter = Counter(calib, models)
     excess, inlay, side = {}, {}, {}
     for v, img in shows.items():
@@ -1113,7 +1114,9 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
             sides = [c for c in (counter.side_colour(img, s) for s in mine) if c is not None]
             if sides:
                 side[v] = np.array(sides)
-    models = learn(samples, felt, excess, directions, inlay, side)
+    found = {v: len(stacks) for v, stacks in seen.items()}
+    visible = [v for v, n in found.items() if n and n >= VISIBLE_SHARE * max(found.values())]
+    models = learn(samples, felt, excess, directions, inlay, side, visible)
     card, note = colour_card(finder, list(shows.values()))
     return dataclasses.replace(models, card=card, card_note=note)
 
