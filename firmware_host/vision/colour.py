@@ -31,6 +31,8 @@ __all__ = ["CardReference", "Correction", "card_seen", "fit"]
 RESIDUAL_MAX = 0.025  # the card's RMS error after the correction, share of the white's level (measured: 0.1-2 % under
 # the renderer's usual, warm-dim and tone-curve lights; 3-5 % with a spot across the card or a harsh lamp)
 CAST_MAX_DEG = 15.0  # how far (degrees) the white's colour may move from the calibration's
+UNEVEN_MAX = 0.04  # a card fitted to RESIDUAL_MAX-UNEVEN_MAX under a light within UNEVEN_CAST_DEG of the calibration's
+UNEVEN_CAST_DEG = 6.0  # colour is lit unevenly (a spot across it): the frame is read through the white patch alone
 GAIN_RANGE = (0.3, 3.0)  # how far the light's level may move (frame white / calibration white)
 RIDGE = 0.05  # pull of the matrix towards the identity (in units of the patches' squared level)
 SATURATED = 250.0  # a patch channel this bright has clipped: its level says nothing
@@ -75,10 +77,16 @@ class Correction:
             return f"light level x{self.gain:.2f} of the calibration's (beyond {GAIN_RANGE[0]}-{GAIN_RANGE[1]})"
         if self.cast_deg > CAST_MAX_DEG:
             return f"light colour {self.cast_deg:.0f} degrees from the calibration's (over {CAST_MAX_DEG:.0f})"
-        if self.residual > RESIDUAL_MAX:
+        if self.residual > RESIDUAL_MAX and not self.uneven():
             return (f"the colour card fits the calibration's light only to {self.residual:.1%} "
-                    f"(over {RESIDUAL_MAX:.0%})")
+                    f"(over {RESIDUAL_MAX:.1%})")
         return None
+
+    def uneven(self) -> bool:
+        """Whether the card fits badly only because it is lit unevenly (a spot across it) under a light
+        of the calibration's colour and level: no correction to trust, the white patch alone will do."""
+        return (RESIDUAL_MAX < self.residual <= UNEVEN_MAX and self.cast_deg <= UNEVEN_CAST_DEG
+                and GAIN_RANGE[0] <= self.gain <= GAIN_RANGE[1])
 
     def apply(self, crop: np.ndarray) -> np.ndarray:
         """*crop* (BGR uint8) as it would look under the calibration's light."""

@@ -764,6 +764,8 @@ class Counter:
             self._last_grey = (frame, _half_grey(frame))
             return FrameResult(zones, cards, _bgr(float(c) for c in white))
         raw_white, relit, correction = white, None, self.correction(frame, previous)
+        if correction is not None and correction.uneven():  # a spot across the card: the white patch alone
+            correction = None
         if correction is not None and self.card is not None:
             relit = correction.relit()
             if relit is None:
