@@ -18,7 +18,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from calibration.geometry import load_layout
+from calibration.geometry import CameraModel, Layout, load_layout
 from calibration.mount import mount_camera
 from firmware_host.sim.render import (
     HOUSE_004,
@@ -47,6 +47,7 @@ class Condition:
     light: float = 1.0  # the frames' light level, times the usual
     dist: tuple[float, float] = (0.0, 0.0)
     mixed: float = 0.0  # the share of stacks of two chips or more made of two denominations
+    touching: float = 0.0  # the share of stacks given a neighbour touching it, side by side as the camera sees it
 
 
 CONDITIONS = {
@@ -61,6 +62,7 @@ CONDITIONS = {
     "distortion": Condition(dist=(-0.12, 0.03)),
     "harsh-light": Condition(frames={"illuminant": HARSH}),
     "mixed": Condition(mixed=0.6),
+    "touching": Condition(touching=0.6),
 }
 
 
@@ -79,6 +81,29 @@ def _mixed(scene: Scene, share: float) -> Scene:
             below[0] = other  # at least the bottom chip is of the other denomination
             stack = Stack.mixed(stack.x, stack.y, [*below, stack.value])
         stacks.append(stack)
+    return dataclasses.replace(scene, stacks=tuple(stacks))
+
+
+def _touching(scene: Scene, share: float, layout: Layout, camera: CameraModel) -> Scene:
+    """*scene* with a *share* of its stacks given a neighbour that touches it, beside it as the
+    camera sees it (across its line of sight), in the same zone; each drawn from its stack's place."""
+    if not share:
+        return scene
+    eye = camera.position()[:2]
+    values = sorted(scene.colours)
+    stacks = list(scene.stacks)
+    for stack in scene.stacks:
+        rng = np.random.default_rng([int(abs(stack.x) * 10), int(abs(stack.y) * 10), stack.count, 7])
+        if rng.random() >= share:
+            continue
+        sight = np.array([stack.x, stack.y]) - eye
+        across = np.array([-sight[1], sight[0]]) / np.linalg.norm(sight) * rng.choice([-1.0, 1.0])
+        x, y = np.array([stack.x, stack.y]) + across * (layout.chip_diameter + 0.3)
+        zone = next((z for z in layout.zones if z.kind in ("bet", "pot") and z.contains(stack.x, stack.y)), None)
+        if zone is None or not zone.contains(x, y) or any(
+                np.hypot(o.x - x, o.y - y) < layout.chip_diameter + 0.2 for o in stacks):
+            continue
+        stacks.append(Stack(round(float(x), 1), round(float(y), 1), int(rng.choice(values)), int(rng.integers(1, 9))))
     return dataclasses.replace(scene, stacks=tuple(stacks))
 
 
@@ -114,6 +139,7 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
         for s in range(scenes):
             for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
                 scene = _mixed(_scene(scene, condition.frames, condition.light), condition.mixed)
+                scene = _touching(scene, condition.touching, layout, camera)
                 file = f"{mount.name}_s{s:02d}_f{k}.jpg"
                 cv2.imwrite(str(root / file), render(scene, layout, camera, seed=100000 * c + 1000 * s + k), jpeg)
                 frame = eval_frame(file, mount.name, f"{mount.name}-s{s:02d}", round(k / 10, 2),

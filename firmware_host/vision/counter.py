@@ -72,6 +72,7 @@ OTHER_SPREADS = 4.0  # a side row within this many spreads of another denominati
 SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 VISIBLE_SHARE = 0.8  # a denomination whose chips are found this often as the best-found one's stands out of the felt
+TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
@@ -828,10 +829,10 @@ class Counter:
         n, labels, stats, _ = _components(fg)
         h, w = fg.shape
         stacks, worst = [], 1.0
-        work: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None]] = [  # split: the pixels a card may hold
-            (labels, i, stats[i], None) for i in range(1, n)]
+        work: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None, bool]] = [  # split: the pixels a card
+            (labels, i, stats[i], None, False) for i in range(1, n)]  # may hold; halved: one of two side by side
         while work:
-            labels, i, (x, y, bw, bh, area), split = work.pop()
+            labels, i, (x, y, bw, bh, area), split, halved = work.pop()
             if area < 12:
                 continue  # speck
             u = roi.x0 + x + bw / 2
@@ -856,7 +857,7 @@ class Counter:
                         card_px = cut & fg_raw & ~standing
                     beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
                     beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
-                    work += [(sub, k, sub_stats[k], beside) for k in range(1, m)]
+                    work += [(sub, k, sub_stats[k], beside, halved) for k in range(1, m)]
                     continue
             touches = x == 0 or y == 0 or x + bw == w or y + bh == h
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
@@ -873,7 +874,16 @@ class Counter:
                 worst = min(worst, 0.2)
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))
                 continue
-            if not 0.6 * width <= base_cols[-1] - base_cols[0] + 1 <= 1.5 * width:
+            base_w = base_cols[-1] - base_cols[0] + 1
+            if TWO_BASES[0] * width <= base_w <= TWO_BASES[1] * width and not halved:
+                # two stacks touching side by side: each measured on its half of the blob (cut between bases)
+                part = np.zeros_like(fg)
+                part[y:y + bh, x:x + bw] = blob
+                part[:, x + (base_cols[0] + base_cols[-1]) // 2] = 0
+                m, sub, sub_stats, _ = _components(part)
+                work += [(sub, k, sub_stats[k], split, True) for k in range(1, m)]
+                continue
+            if not 0.6 * width <= base_w <= 1.5 * width:
                 worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))
                 continue
