@@ -119,8 +119,8 @@ def test_a_camera_among_the_devices_gives_chip_counts_and_asks_the_dealer_when_u
     from firmware_host.observations import ChipsInZone
     from firmware_host.sim.render import HOUSE_004, Scene, Stack
     counted = Scene((Stack(-430, -300, 500, 3),), colours=HOUSE_004)
-    touching = Scene((Stack(-436, -319, 500, 3), Stack(-424, -281, 500, 3)), colours=HOUSE_004)  # side by side
-    feed = _camera_over(tmp_path, [counted] * 4 + [touching] * 6)
+    edge = Scene((Stack(-430, -300, 500, 3), Stack(-348, -300, 500, 2)), colours=HOUSE_004)  # one on bet:1's edge
+    feed = _camera_over(tmp_path, [counted] * 4 + [edge] * 6)
     factory = MockFactory()
     devices, shoe, slave = _devices_with(tmp_path, feed, factory)
     seen, lit = [], False
@@ -132,7 +132,7 @@ def test_a_camera_among_the_devices_gives_chip_counts_and_asks_the_dealer_when_u
                 seen.append(obs)
             lit = lit or factory.pin(16).state
         bet1 = [o.chips for o in seen if o.zone == "bet:1"]
-        assert bet1 == [((500, 3),)]  # once; the two stacks in one blob are never a guess
+        assert bet1 == [((500, 3),)]  # once; a stack on the zone's edge is never a guess (whose chips?)
         assert all(o.chips == () for o in seen if o.zone != "bet:1")  # the empty zones, once each
         deadline = time.monotonic() + 10
         while not factory.pin(16).state and time.monotonic() < deadline:
