@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from calibration.geometry import Layout
 
 EVALUATION_SET = "tests/data/vision"
+PHYSICAL_SETS = "tests/data/vision-physical"  # one set per session, rendered by firmware_host.sim.physical
 
 
 def register(parsers: Parsers) -> None:
@@ -52,6 +53,8 @@ def register(parsers: Parsers) -> None:
     vision = parsers.bench.add_parser("vision", help="chip counting on the committed evaluation set")
     vision.add_argument("--data", default=None, help="the evaluation set (default: tests/data/vision)")
     vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
+    vision.add_argument("--physical", default=None, metavar="DIR",
+                        help="sets rendered physically, one per sub-folder (default: tests/data/vision-physical)")
     vision.set_defaults(func=cmd_bench_vision)
 
 
@@ -290,8 +293,36 @@ def bench(data: Path, frames: int = 3) -> dict[str, Any]:
     return figures
 
 
+def physical(root: Path, frames: int = 3) -> dict[str, Any]:
+    """``vision evaluate`` on each set under *root* (the physically based renderer's sessions):
+    session -> its figures."""
+    from firmware_host.vision.evaluation import evaluate, load_set
+    return {d.name: {**evaluate(load_set(d), None, frames), "stable_frames": frames}
+            for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
+
+
+def _print_physical(sessions: dict[str, Any]) -> None:
+    """One line per session and tag (the shares), then the calibrations' notes."""
+    print("physically based sessions (firmware_host.sim.physical: path-traced, not by the counter's renderer):")
+    print(f"  {'session':16} {'tag':14} {'zones':>6}  {'exact':>7}  {'uncertain':>9}  {'unreadable':>10}  {'WRONG':>6}")
+    for name, f in sessions.items():
+        for tag, t in [*f["tags"].items(), ("all", f)]:
+            print(f"  {name:16} {tag:14} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
+                  f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
+        for camera, cal in f["calibration"].items():
+            print(f"  {name:16} camera {camera}: {'calibrated' if cal['ok'] else 'NOT CALIBRATED'}: {cal['note']}")
+
+
 def cmd_bench_vision(args: argparse.Namespace) -> int:
     f = bench(corpus(args.data, EVALUATION_SET, "--data"), args.frames)
+    try:
+        root: Path | None = corpus(args.physical, PHYSICAL_SETS, "--physical")
+    except FileNotFoundError:  # an installed tablectl: no physically based sets unless given
+        root = None
+    sessions = physical(root, args.frames) if root is not None else {}
+    f["physical"] = {name: {k: v for k, v in s.items() if k in ("zone_frames", "exact_share", "uncertain_share",
+                                                                  "unreadable_share", "wrong_share", "tags")}
+                     for name, s in sessions.items()}
     _print_figures(f)
     print(f"face-up cards:         {f['cards_share']:.2%} of card areas right")
     print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame, 1280x720)")
@@ -300,5 +331,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     print("        " + "".join(f"{c:>7}" for c in cols))
     for t, row in f["confusion"].items():
         print(f"  {t:>5} " + "".join(f"{row[c]:>7}" for c in cols))
+    if sessions:
+        _print_physical(sessions)
     print(json.dumps(f))
     return 0
