@@ -74,6 +74,8 @@ CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a car
 VISIBLE_SHARE = 0.8  # a denomination whose chips are found this often as the best-found one's stands out of the felt
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
+FOREIGN_CONFIDENCE = 0.8  # a chip's side read as another denomination than the top's with this confidence:
+# not one stack of the top's denomination (a mixed stack, or one standing behind it)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
@@ -527,7 +529,7 @@ class Counter:
         if side is None:
             return (), False
         read = [self.models.classify_side(f) for f in side]
-        foreign = any(v != value and c >= SIDE_CONFIDENCE for v, c in read)
+        foreign = any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
         if not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE:
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
