@@ -70,6 +70,7 @@ def test_a_calibration_from_another_folder(tmp_path):
      "frames[1].zones: 'bet:7' is not a chip zone camera right counts"),
     (lambda d: d["frames"][2]["zones"]["bet:1"].update(stacks=[[25]], amount=25), "25 is not a chip value"),
     (lambda d: d.update(format="something/2"), "format: expected 'pokertable-vision-eval/1'"),
+    (lambda d: d["frames"][4]["zones"]["pot"].update(kinds="mixed"), "frames[4].zones.pot.kinds: expected a list"),
 ])
 def test_a_damaged_set_is_one_clear_error_naming_file_and_key(tmp_path, edit, expected):
     root = copy_set(tmp_path, edit)
@@ -87,3 +88,19 @@ def test_labels_that_are_not_json_or_not_there(tmp_path):
     shutil.rmtree(root)
     done = tablectl("vision", "evaluate", str(root))
     assert done.returncode == 2 and "labels.json: not found" in done.stderr
+
+
+def test_figures_per_kind_of_stack_when_the_labels_give_them(tmp_path):
+    """A zone's ``kinds`` (the kinds of stack it holds) adds the figures of a tag ``stacks:KIND``."""
+    def kinds(labels):
+        for frame in labels["frames"][:40]:
+            for zone in frame["zones"].values():
+                zone["kinds"] = ["plain"] if zone["stacks"] else []
+    root = copy_set(tmp_path, kinds)
+    done = tablectl("vision", "evaluate", str(root))
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    plain = figures["tags"]["stacks:plain"]
+    held = sum(1 for f in json.loads((DATA / "labels.json").read_text())["frames"][:40]
+               for z in f["zones"].values() if z["stacks"] and not z["covered"])
+    assert plain["zone_frames"] == held and any(line.startswith("  stacks:plain ") for line in done.stdout.splitlines())

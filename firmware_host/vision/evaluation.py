@@ -52,12 +52,15 @@ class EvalSetError(ValueError):
 @dataclass(frozen=True)
 class ZoneTruth:
     """What a chip zone holds in a frame: stacks bottom to top, their amount, whether an arm covers it.
-    ``at``: each stack's base (mm), when the labels give it (the committed set does)."""
+    ``at``: each stack's base (mm), when the labels give it (the committed set does); ``kinds``: the
+    kinds of stack the zone holds (``plain``, ``leaning``, ``mixed``, ``touching``...), when given:
+    figures per kind (tag ``stacks:KIND``)."""
 
     amount: int
     stacks: tuple[tuple[int, ...], ...]
     covered: bool
     at: tuple[tuple[float, float], ...] | None = None
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,11 @@ def _zone(file: Path, key: str, value: object, values: tuple[int, ...]) -> ZoneT
     at = value.get("at")
     if at is not None and not (isinstance(at, list) and len(at) == len(stacks)):
         raise EvalSetError(file, f"{key}.at", "expected one [x, y] (mm) per stack")
-    return ZoneTruth(amount, stacks, covered, tuple((float(x), float(y)) for x, y in at) if at else None)
+    kinds = value.get("kinds", [])
+    if not (isinstance(kinds, list) and all(isinstance(k, str) for k in kinds)):
+        raise EvalSetError(file, f"{key}.kinds", "expected a list of the kinds of stack in the zone (strings)")
+    return ZoneTruth(amount, stacks, covered, tuple((float(x), float(y)) for x, y in at) if at else None,
+                     tuple(kinds))
 
 
 def _frame(root: Path, file: Path, i: int, value: object, layout: Layout, values: tuple[int, ...]) -> FrameLabel:
@@ -358,7 +365,8 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
             zc = result.zones[name]
             stable = stability.state(name) == ZoneState.STABLE
             reported = sum(v * n for v, n in stability.reported(name) or ())
-            for tally in tallies:
+            kinds = [tags.setdefault(f"stacks:{k}", Tally()) for k in sorted(set(truth.kinds))]
+            for tally in tallies + kinds:
                 if truth.covered:
                     tally.covered += 1
                     tally.covered_wrong += zc.status == "ok" and zc.amount != truth.amount
