@@ -423,3 +423,22 @@ def test_two_stacks_touching_side_by_side_are_each_counted(table, monkeypatch):
     assert ("ok", False) not in seen and seen.count(("ok", True)) >= 5, seen
     monkeypatch.setattr(vision, "TWO_BASES", (9.0, 9.0))
     assert read().count(("ok", True)) <= 1  # without the cut: one blob two chips wide, uncertain
+
+
+def test_a_shadow_on_the_felt_is_felt_not_an_arm(table, monkeypatch):
+    """An arm's shadow (the felt at half its light) over an empty zone leaves it empty, not occluded;
+    a stack in the shadow is never counted wrong."""
+    layout, calib, _, counter = table
+    image = picture(table, [Stack(-430, -300, 500, 3)], seed=4)
+    zone = np.array(layout.zone("bet:1").polygon, np.float64)
+    pool = np.round(calib.camera.project(np.vstack([zone.mean(0) + 1.3 * (zone - zone.mean(0))]))).astype(np.int32)
+    shade = np.zeros(image.shape[:2], np.uint8)
+    cv2.fillConvexPoly(shade, cv2.convexHull(pool), 1)
+    shade = cv2.GaussianBlur(shade.astype(np.float32), (0, 0), 6)
+    shadowed = (image * (1 - 0.5 * shade[..., None])).astype(np.uint8)
+    empty = (picture(table, [], seed=4) * (1 - 0.5 * shade[..., None])).astype(np.uint8)
+    assert (counter.count(empty).zones["bet:1"].status, counter.count(empty).zones["bet:1"].amount) == ("ok", 0)
+    zc = counter.count(shadowed).zones["bet:1"]
+    assert zc.status != "ok" or zc.amount == 1500  # the chips darker than the white patch says: never wrong
+    monkeypatch.setattr(vision, "FELT_SHADE", 0.6)
+    assert vision.Counter(calib, table[2]).count(empty).zones["bet:1"].status == "occluded"  # before: an arm

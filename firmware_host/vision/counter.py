@@ -44,6 +44,7 @@ __all__ = ["CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "Zone
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
+FELT_SHADE = 0.4  # the darkest the felt may be (share of its calibrated level): a shadow deeper than this is not felt
 MIN_CONFIDENCE = 0.5
 INNER_TOP, INNER_BOT = (3, 7), (3, 6)  # rows inside an edge whose median is the chip's level there
 STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack
@@ -222,7 +223,7 @@ class Counter:
         normal /= max(float(np.linalg.norm(normal)), 1e-9)
         self._split = np.vstack([self._coef, normal]).astype(np.float32)  # (felt level, glare, residual)
         bound = FELT_RESIDUAL * self._felt_norm
-        self._felt_low = (0.6, -1e9, -bound)  # felt: level 0.6..1.6, glare up to 0.3, small residual
+        self._felt_low = (FELT_SHADE, -1e9, -bound)  # felt: level FELT_SHADE..1.6, glare to FELT_GLARE, small residual
         self._felt_high = (1.6, FELT_GLARE, bound)
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
