@@ -72,7 +72,8 @@ FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour mode
 OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
 SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
-VISIBLE_SHARE = 0.8  # a denomination whose chips are found this often as the best-found one's stands out of the felt
+VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
+# one's looks like the felt (refused); one found as often stands out of it whatever its colour model's distance
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
 FOREIGN_CONFIDENCE = 0.8  # a chip's side read as another denomination than the top's with this confidence:
@@ -1116,6 +1117,12 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         result = finder.count(img, collect=collected)
         seen[v] = [s for zc in result.zones.values() for s in zc.stacks if s.colour is not None]
         pixels[v] = np.vstack(collected) if collected else np.zeros((0, 3), np.float32)
+    found = {v: len(stacks) for v, stacks in seen.items()}
+    most = max(found.values(), default=0)
+    hidden = [f"{v} ({n} found)" for v, n in sorted(found.items()) if 0 < n < VISIBLE_SHARE * most]
+    if hidden:  # some of its chips lie unseen on this felt: so would some of a stack's
+        raise ValueError(f"chips {', '.join(hidden)} found less often than the others ({most}): they look like "
+                         "the felt under this light")
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions, seen=[v for v, st in seen.items() if st])
@@ -1130,9 +1137,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
             sides = [c for c in (counter.side_colour(img, s) for s in mine) if c is not None]
             if sides:
                 side[v] = np.array(sides)
-    found = {v: len(stacks) for v, stacks in seen.items()}
-    visible = [v for v, n in found.items() if n and n >= VISIBLE_SHARE * max(found.values())]
-    models = learn(samples, felt, excess, directions, inlay, side, visible)
+    models = learn(samples, felt, excess, directions, inlay, side, [v for v, n in found.items() if n])
     card, note = colour_card(finder, list(shows.values()))
     return dataclasses.replace(models, card=card, card_note=note)
 
