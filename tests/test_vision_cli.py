@@ -55,7 +55,8 @@ def test_calibrate_chips_warns_of_a_pair_it_cannot_tell_apart(tmp_path):
         path = tmp_path / f"show_{value}.jpg"
         cv2.imwrite(str(path), render(scene, layout, mount_camera(layout), seed=value))
         shows += ["--show", f"{value}={path}"]
-    done = tablectl("calibrate", "chips", "--table", str(table), *shows, "--out", str(tmp_path / "c.json"))
+    done = tablectl("calibrate", "chips", "--table", str(table), *shows, "--out", str(tmp_path / "c.json"),
+                    "--picture", str(tmp_path / "sheet.jpg"))
     assert done.returncode == 0, done.stderr
     assert "warning: chips 100 and 2000 look alike" in done.stderr and "left uncertain" in done.stderr
     assert load_models(tmp_path / "c.json").unsure == {100, 2000}
