@@ -132,15 +132,16 @@ class Session:
     @property
     def tags(self) -> list[str]:
         """The conditions every frame of the session has."""
-        return ([self.light, self.felt, "inlay" if self.inlay else "no-inlay"]
-                + (["distortion"] if self.distortion != (0.0, 0.0) else []) + (["bands"] if self.light == "flicker"
-                                                                               else []))
+        tags = [self.light, self.felt, "inlay" if self.inlay else "no-inlay"]
+        tags += ["distortion"] if self.distortion != (0.0, 0.0) else []
+        return tags + (["bands"] if "bands" in LIGHTS[self.light] else [])
 
 
 SESSIONS = {
     "cool-bright": Session("cool-bright", "felt-green", True, variants=("mixed",), seed=11),
     "dim-warm": Session("dim-warm", "felt-green", False, variants=("leaning",), seed=12),
     "spots-blue": Session("spots", "felt-blue", True, variants=("touching",), seed=13),
+    "spots-green": Session("spots", "felt-green", True, variants=("touching",), seed=16),
     "flicker-lens": Session("flicker", "felt-green", False, (-0.1, 0.0), variants=("mixed", "leaning"), seed=14),
     "cool-burgundy": Session("cool-bright", "felt-burgundy", True, variants=("touching", "leaning"), seed=15),
 }
@@ -188,9 +189,11 @@ def _plain(stack: render.Stack, rng: np.random.Generator, kind: str = "plain",
            values: Sequence[int] | None = None) -> TallStack:
     """A stack as a dealer leaves it: each chip within about 0.5 mm of the axis, spun at random."""
     values = list(values) if values is not None else [stack.value] * stack.count
-    chips = tuple(Chip(v, *(rng.normal(0, 0.35, 2) if k else (0.0, 0.0)), spin=float(rng.uniform(0, 2 * math.pi)))
-                  for k, v in enumerate(values))
-    return TallStack(stack.x, stack.y, chips, kind)
+    chips = []
+    for k, v in enumerate(values):
+        dx, dy = (float(d) for d in rng.normal(0, 0.35, 2)) if k else (0.0, 0.0)
+        chips.append(Chip(v, dx, dy, spin=float(rng.uniform(0, 2 * math.pi))))
+    return TallStack(stack.x, stack.y, tuple(chips), kind)
 
 
 def _leaning(stack: render.Stack, rng: np.random.Generator) -> TallStack:
@@ -564,8 +567,8 @@ def sensor_dict(camera: CameraModel, size: tuple[int, int], spp: int, margin: tu
     return {"type": "perspective", "fov": fov, "fov_axis": "x", "principal_point_offset_x": ox,
             "principal_point_offset_y": oy, "to_world": to_world, "near_clip": 10.0, "far_clip": 1e5,
             "film": {"type": "hdrfilm", "width": w, "height": h, "pixel_format": "rgb",
-                     "rfilter": {"type": "gaussian"}},
-            "sampler": {"type": "stratified", "sample_count": spp}}
+                     "rfilter": {"type": "box"}},
+            "sampler": {"type": "multijitter", "sample_count": spp}}
 
 
 def _rgb(value: Iterable[float]) -> dict:
@@ -577,43 +580,40 @@ def _bitmap(mi: Any, picture: np.ndarray, nearest: bool = False) -> dict:
             "filter_type": "nearest" if nearest else "bilinear", "wrap_mode": "clamp", "raw": True}
 
 
-def lights(light: str, level: float, rng: np.random.Generator) -> dict[str, dict]:
-    """The emitters of *light* (``LIGHTS``) at *level* times their usual output."""
+def lights(light: str, level: float, rng: np.random.Generator) -> list[dict[str, dict]]:
+    """The emitters of *light* (``LIGHTS``) at *level* times their usual output, in passes rendered apart
+    and added (light adds up): Mitsuba picks one emitter at random per shadow ray, so spots that each light
+    their own pool are rendered one by one, else the pools come out as noise."""
     mi = mitsuba()
-    spec = LIGHTS[light]
-    colour = blackbody_rgb(spec["kelvin"])
-    out: dict[str, dict] = {}
+    colour = blackbody_rgb(LIGHTS[light]["kelvin"])
+    T = mi.ScalarTransform4f
 
-    def panel(name: str, centre: tuple[float, float, float], sx: float, sy: float, radiance: np.ndarray,
-              shape: str = "rectangle") -> None:
-        to_world = (mi.ScalarTransform4f().translate(list(centre)) @ mi.ScalarTransform4f().rotate([1, 0, 0], 180)
-                    @ mi.ScalarTransform4f().scale([sx / 2, sy / 2, 1]))
-        out[name] = {"type": shape, "to_world": to_world, "emitter": {"type": "area", "radiance": _rgb(radiance)},
-                     "bsdf": {"type": "diffuse", "reflectance": _rgb([0.8, 0.8, 0.8])}}
+    def panel(centre: tuple[float, float, float], sx: float, sy: float, radiance: np.ndarray,
+              shape: str = "rectangle") -> dict:
+        to_world = T().translate(list(centre)) @ T().rotate([1, 0, 0], 180) @ T().scale([sx / 2, sy / 2, 1])
+        return {"type": shape, "to_world": to_world, "emitter": {"type": "area", "radiance": _rgb(radiance)},
+                "bsdf": {"type": "diffuse", "reflectance": _rgb([0.8, 0.8, 0.8])}}
 
-    if light == "cool-bright":
-        for i, x in enumerate((-750, 0, 750)):
-            panel(f"panel{i}", (x, 0, 1500), 600, 600, colour * 7.2 * level)
-    elif light == "dim-warm":
-        for i, x in enumerate((-420, 420)):
-            panel(f"lamp{i}", (x, 60, 850), 320, 320, colour * 11.0 * level, shape="disk")
-    elif light == "spots":
-        fill = blackbody_rgb(spec["fill_kelvin"])
-        for i, x in enumerate((-750, 750)):
-            panel(f"fill{i}", (x, 0, 1500), 600, 600, fill * 2.2 * level)
-        for i, (x, y) in enumerate(((-600, -250), (-300, 250), (0, -150), (550, 150), (300, -300))):
+    if light == "cool-bright":  # three ceiling panels, 6000 K
+        return [{f"panel{i}": panel((x, 0, 1500), 600, 600, colour * 10.5 * level)
+                 for i, x in enumerate((-750, 0, 750))}]
+    if light == "dim-warm":  # a pendant lamp's two shades low over the table, 2800 K
+        return [{f"lamp{i}": panel((x, 60, 850), 320, 320, colour * 5.3 * level, shape="disk")
+                 for i, x in enumerate((-420, 420))}]
+    if light == "spots":  # halogen spots (3000 K) over a dim cooler fill (4500 K)
+        fill = blackbody_rgb(LIGHTS[light]["fill_kelvin"])
+        passes = [{f"fill{i}": panel((x, 0, 1500), 600, 600, fill * 2.0 * level) for i, x in enumerate((-750, 750))}]
+        for i, (x, y) in enumerate(((-620, -230), (-280, 250), (20, -160), (480, 180))):
             target = np.array([x, y, 0.0]) + rng.normal(0, 40, 3) * (1, 1, 0)
             source = target + (rng.normal(0, 150), rng.normal(0, 150), 1400.0)
-            out[f"spot{i}"] = {"type": "spot", "cutoff_angle": 16.0, "beam_width": 9.0,
-                               "intensity": _rgb(colour * 2.4e6 * level),
-                               "to_world": mi.ScalarTransform4f().look_at(origin=source.tolist(),
-                                                                         target=target.tolist(), up=[0, 1, 0])}
-    elif light == "flicker":
-        for i, y in enumerate((-300, 300)):
-            panel(f"tube{i}", (0, y, 1300), 1500, 140, colour * 14.0 * level)
-    else:
-        raise ValueError(f"no light {light!r} (lights: {', '.join(LIGHTS)})")
-    return out
+            passes.append({f"spot{i}": {"type": "spot", "cutoff_angle": 14.0, "beam_width": 7.0,
+                                        "intensity": _rgb(colour * 4.0e6 * level),
+                                        "to_world": T().look_at(origin=source.tolist(), target=target.tolist(),
+                                                                up=[0, 1, 0])}})
+        return passes
+    if light == "flicker":  # two fluorescent tubes, 4000 K, flickering with the mains
+        return [{f"tube{i}": panel((0, y, 1300), 1500, 140, colour * 14.0 * level) for i, y in enumerate((-300, 300))}]
+    raise ValueError(f"no light {light!r} (lights: {', '.join(LIGHTS)})")
 
 
 def room() -> dict[str, dict]:
@@ -639,6 +639,7 @@ class Props:
         mi = mitsuba()
         rng = np.random.default_rng(session.seed)
         self.layout, self.session, self.folder = layout, session, folder
+        folder.mkdir(parents=True, exist_ok=True)
         self.felt = _bitmap(mi, felt_texture(layout, session.felt, rng))
         self.felt_mesh, self.rail_mesh = felt_mesh(folder, layout), rail_mesh(folder, layout)
         self.edge_mesh, self.top_mesh = chip_meshes(folder, layout.chip_diameter / 2, layout.chip_thickness)
@@ -664,7 +665,7 @@ class Props:
             corners = np.array([[marker.x - q, marker.y + q], [marker.x + q, marker.y + q],
                                 [marker.x + q, marker.y - q], [marker.x - q, marker.y - q]])
             out[f"marker{marker.id}"] = {"type": "obj", "filename": str(quad(self.folder, f"marker{marker.id}",
-                                                                             corners, 0.15)),
+                                                                             corners, 0.05)),
                                          "bsdf": {"type": "diffuse", "reflectance": self.markers[marker.id]}}
         for mount in self.layout.cameras:
             out[f"white-{mount.name}"] = _patch(self.folder, f"white-{mount.name}", mount.reference, (235, 235, 235))
@@ -685,7 +686,7 @@ def _patch(folder: Path, name: str, polygon: Iterable[tuple[float, float]], srgb
     pts = np.array(list(polygon), np.float64)
     order = [int(np.argmin(pts[:, 0] - pts[:, 1])), int(np.argmax(pts[:, 0] + pts[:, 1])),
              int(np.argmax(pts[:, 0] - pts[:, 1])), int(np.argmin(pts[:, 0] + pts[:, 1]))]
-    return {"type": "obj", "filename": str(quad(folder, name, pts[order], 0.12)),
+    return {"type": "obj", "filename": str(quad(folder, name, pts[order], 0.04)),
             "bsdf": {"type": "diffuse", "reflectance": _rgb(srgb_to_linear(srgb))}}
 
 
@@ -738,21 +739,28 @@ def arms_dict(folder: Path, arms: Iterable[render.Arm], tag: str) -> dict[str, d
 def render_linear(props: Props, camera: CameraModel, spp: int, stacks: Sequence[TallStack] = (),
                   cards: Iterable[tuple[str, bool]] = (), arms: Iterable[render.Arm] = (), level: float = 1.0,
                   seed: int = 0, margin: tuple[int, int] = (0, 0)) -> np.ndarray:
-    """The scene's radiance as the pinhole camera sees it (linear RGB, float32, h x w x 3, with *margin*)."""
+    """The scene's radiance as the pinhole camera sees it (linear RGB, float32, h x w x 3, with *margin*):
+    path tracing (one bounce of indirect light), the first pass of lights at *spp*, the others (single
+    spots) at a quarter of it."""
     mi = mitsuba()
     rng = np.random.default_rng(seed)
     tag = f"{seed}"
-    scene: dict[str, Any] = {"type": "scene", "integrator": {"type": "path", "max_depth": 3},
-                             "sensor": sensor_dict(camera, SIZE, spp, margin)}
+    scene: dict[str, Any] = {"type": "scene", "integrator": {"type": "path", "max_depth": 3}}
     scene.update({f"design{v}": group for v, group in props.chips.items()})
     scene.update(props.table())
     scene.update(room())
-    scene.update(lights(props.session.light, level, np.random.default_rng(props.session.seed)))
     scene.update(chips_dict(stacks, props.layout))
     scene.update(cards_dict(props.folder, cards, props.layout, rng, tag))
     scene.update(arms_dict(props.folder, arms, tag))
-    image = mi.render(mi.load_dict(scene), spp=spp, seed=seed)
-    return np.array(image, np.float32)[..., :3]
+    total: np.ndarray | None = None
+    for k, emitters in enumerate(lights(props.session.light, level, np.random.default_rng(props.session.seed))):
+        n = spp if k == 0 else max(4, spp // 4)
+        image = mi.render(mi.load_dict({**scene, **emitters, "sensor": sensor_dict(camera, SIZE, n, margin)}),
+                          spp=n, seed=seed * 16 + k)
+        linear = np.array(image, np.float32)[..., :3]
+        total = linear if total is None else total + linear
+    assert total is not None
+    return total
 
 
 # -- the camera after the lens --------------------------------------------------------------------------------
@@ -791,9 +799,10 @@ class Sensor:
     an RGGB Bayer sensor (shot noise, read noise, 10 bits, analog gain when the light is short),
     demosaicking, the sRGB curve. Linear radiance in, an 8-bit BGR picture out."""
 
-    full_well: float = 4500.0  # electrons at full scale, analog gain 1
-    photons: float = 9000.0  # electrons a radiance of 1 gives at the longest exposure (1/30 s)
+    full_well: float = 12000.0  # electrons at full scale, analog gain 1 (a 2 x 2 binned pixel of 1.4 µm)
+    photons: float = 24000.0  # electrons a radiance of 1 gives at the longest exposure (1/30 s)
     read_noise: float = 2.5  # electrons
+    blur: float = 0.35  # the lens's blur (px, Gaussian sigma) on top of the pixel's area
     awb_strength: float = 0.8  # the white balance corrects this share of the light's colour (libcamera keeps some)
     exposure: float | None = None  # the auto exposure's multiplier (digital value per radiance)
     gains: np.ndarray | None = None  # the white balance's gains (R, G, B)
@@ -823,7 +832,7 @@ class Sensor:
         h, w = linear.shape[:2]
         yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
         shading = 1 - 0.2 * (((xx - w / 2) / (w / 2)) ** 2 + ((yy - h / 2) / (h / 2)) ** 2) / 2
-        image = cv2.GaussianBlur(linear * shading[..., None], (0, 0), 0.5)
+        image = cv2.GaussianBlur(linear * shading[..., None], (0, 0), self.blur)
         if bands[0]:
             image = image * (1 + bands[0] * np.sin(2 * math.pi * 2.2 * yy / h + bands[1]))[..., None]
         self.meter(image, rate)
@@ -848,6 +857,14 @@ class Sensor:
 
 
 # -- the sets ---------------------------------------------------------------------------------------------------
+
+
+def _read(path: Path) -> np.ndarray:
+    picture = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if picture is None:
+        raise OSError(f"cannot read {path}")
+    out: np.ndarray = picture
+    return out
 
 
 def _write(path: Path, picture: np.ndarray) -> None:
@@ -878,19 +895,28 @@ def shoot(props: Props, camera: CameraModel, sensor: Sensor, spp: int, seed: int
 def calibration_pictures(root: Path, props: Props, name: str, camera: CameraModel, spp: int,
                          seed: int) -> dict[str, Any]:
     """The installer's pictures of camera *name*: the bare table, then single chips of each value lying in
-    the camera's zones (``render.calibration_shows``), each with the camera settled on it."""
+    the camera's zones (``render.calibration_shows``), each with the camera settled on it. Also where the
+    markers are found in the table's picture (:func:`check_camera`)."""
     layout = props.layout
-    sensor = Sensor()
     table = f"calibration/table_{name}.jpg"
-    _write(root / table, shoot(props, camera, sensor, spp, seed, rate=1.0))
+    started = time.perf_counter()
+    picture = shoot(props, camera, Sensor(), spp, seed, rate=1.0)
+    _write(root / table, picture)
+    check = check_camera(_read(root / table), layout, camera)
+    _log(table, started, check=check)
     chips = {}
     rng = np.random.default_rng(seed + 1)
     for value, show in render.calibration_shows(layout, render.HOUSE_004).items():
-        sensor.settle()
+        started = time.perf_counter()
         stacks = [_plain(s, rng) for s in show.stacks]
         chips[str(value)] = f"calibration/chips_{name}_{value}.jpg"
-        _write(root / chips[str(value)], shoot(props, camera, sensor, spp, seed + value, rate=1.0, stacks=stacks))
-    return {"table": [table], "chips": chips}
+        _write(root / chips[str(value)], shoot(props, camera, Sensor(), spp, seed + value, rate=1.0, stacks=stacks))
+        _log(chips[str(value)], started)
+    return {"table": [table], "chips": chips, "check": check}
+
+
+def _log(file: str, started: float, **more: Any) -> None:
+    print(json.dumps({"picture": file, "seconds": round(time.perf_counter() - started, 1), **more}), flush=True)
 
 
 def frame_tags(session: Session, zones: dict[str, dict[str, Any]]) -> list[str]:
@@ -915,13 +941,12 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
         picture = shoot(props, camera, sensor, spp, seed * 100 + k, rate=1.0 if k == 0 else 0.35, stacks=stacks,
                         cards=scene.cards, arms=scene.arms)
         _write(root / file, picture)
+        _log(file, started)
         zones = truth(stacks, scene.arms, layout, camera)
         labels.append({"file": file, "camera": name, "sequence": f"{name}-s{index:02d}",
                        "tags": frame_tags(props.session, zones), "t": round(k / 10, 2),
-                       "zones": {z: {key: v[key] for key in ("amount", "stacks", "covered", "at")}
-                                 for z, v in zones.items()},
+                       "zones": zones,
                        "cards": [[z, up] for z, up in scene.cards]})
-        print(json.dumps({"frame": file, "seconds": round(time.perf_counter() - started, 1)}), flush=True)
     return labels
 
 
@@ -935,7 +960,8 @@ def write_session(out: str | Path, name: str, layout_path: str | Path, frames: i
     full = load_layout(layout_path)
     shutil.copyfile(layout_path, root / "layout.toml")
     labels: dict[str, Any] = {"format": "pokertable-vision-eval/1", "layout": "layout.toml", "profile": "004",
-                              "session": name, "tags": session.tags, "spp": spp, "calibration": {}, "frames": []}
+                              "session": name, "tags": session.tags, "spp": spp, "camera_check": {}, "calibration": {},
+                              "frames": []}
     with tempfile.TemporaryDirectory(prefix="physical-") as tmp:
         for c, mount in enumerate(full.cameras):
             if cameras and mount.name not in cameras:
@@ -944,7 +970,9 @@ def write_session(out: str | Path, name: str, layout_path: str | Path, frames: i
             camera = dataclasses.replace(mount_camera(layout), dist=session.distortion)
             props = Props(layout, session, Path(tmp) / mount.name)
             seed = session.seed * 1000 + 100 * c
-            labels["calibration"][mount.name] = calibration_pictures(root, props, mount.name, camera, spp, seed)
+            pictures = calibration_pictures(root, props, mount.name, camera, spp, seed)
+            labels["camera_check"][mount.name] = pictures.pop("check")
+            labels["calibration"][mount.name] = pictures
             for s in range(sequences):
                 labels["frames"] += film_sequence(root, props, mount.name, camera, spp, frames, s, seed + 10 + s)
     (root / "labels.json").write_text(render.labels_text(labels), encoding="utf-8")
@@ -956,15 +984,31 @@ def write_session(out: str | Path, name: str, layout_path: str | Path, frames: i
 
 def check_camera(picture: np.ndarray, layout: Layout, camera: CameraModel) -> dict[str, Any]:
     """Where ``cv2.aruco`` finds the markers in *picture* against where *camera* projects their corners:
-    the markers found and the mean and largest corner distance (px)."""
+    the markers found by ``calibration.geometry.detect_markers`` (what ``calibrate table`` uses) and their
+    corners' mean and largest distance (px); then, corners refined to a sub-pixel, their mean distance and
+    mean offset (a wrong camera shows as an offset, blur only as scatter)."""
     from calibration.geometry import detect_markers
     by_id = {m.id: m for m in layout.markers}
-    found = detect_markers(picture, layout)
-    errors = [np.linalg.norm(corners - camera.project(np.hstack([by_id[i].corners(), np.zeros((4, 1))])), axis=1)
-              for i, corners in found.items()]
-    flat = np.concatenate(errors) if errors else np.zeros(0)
-    return {"markers": sorted(found), "mean_px": round(float(flat.mean()), 3) if len(flat) else None,
-            "max_px": round(float(flat.max()), 3) if len(flat) else None}
+
+    def errors(found: dict[int, np.ndarray]) -> np.ndarray:
+        rows = [c - camera.project(np.hstack([by_id[i].corners(), np.zeros((4, 1))])) for i, c in found.items()]
+        return np.vstack(rows) if rows else np.zeros((0, 2))
+
+    plain = errors(detect_markers(picture, layout))
+    params = cv2.aruco.DetectorParameters()
+    params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    grey = picture if picture.ndim == 2 else cv2.cvtColor(picture, cv2.COLOR_BGR2GRAY)
+    corners, ids, _ = cv2.aruco.ArucoDetector(layout.aruco_dictionary(), params).detectMarkers(grey)
+    refined = errors({int(i): c.reshape(4, 2) for c, i in zip(corners, ids.ravel()) if int(i) in by_id}
+                     if ids is not None else {})
+    out: dict[str, Any] = {"markers": sorted(detect_markers(picture, layout))}
+    if len(plain):
+        out.update(mean_px=round(float(np.linalg.norm(plain, axis=1).mean()), 3),
+                   max_px=round(float(np.linalg.norm(plain, axis=1).max()), 3))
+    if len(refined):
+        out.update(subpixel_mean_px=round(float(np.linalg.norm(refined, axis=1).mean()), 3),
+                   subpixel_offset_px=[round(float(v), 3) for v in refined.mean(0)])
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
