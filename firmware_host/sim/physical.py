@@ -389,7 +389,7 @@ def felt_texture(layout: Layout, felt: str, rng: np.random.Generator) -> np.ndar
     def px(x: float, y: float) -> tuple[int, int]:
         return int(round((x + layout.width / 2) * PX_PER_MM)), int(round((layout.depth / 2 - y) * PX_PER_MM))
 
-    line = _rounded_rect(layout.width / 2 - 60, layout.depth / 2 - 60, layout.corner_radius - 60)
+    line = render.rounded_rect(layout.width / 2 - 60, layout.depth / 2 - 60, layout.corner_radius - 60)
     cv2.polylines(ink, [np.array([px(x, y) for x, y in line], np.int32)], True, 255, int(6 * PX_PER_MM), cv2.LINE_AA)
     cv2.ellipse(ink, px(0, 235), (int(140 * PX_PER_MM), int(55 * PX_PER_MM)), 0, 0, 360, 255, int(5 * PX_PER_MM),
                 cv2.LINE_AA)
@@ -401,16 +401,6 @@ def felt_texture(layout: Layout, felt: str, rng: np.random.Generator) -> np.ndar
     felt_rgb = base * (grain * mottle)[..., None]
     out: np.ndarray = (felt_rgb * (1 - a) + srgb_to_linear(INK).astype(np.float32) * a * grain[..., None])
     return out.astype(np.float32)
-
-
-def _rounded_rect(hw: float, hd: float, r: float, n: int = 24) -> np.ndarray:
-    """A rounded rectangle's outline (mm), counter-clockwise, half width *hw*, half depth *hd*, corner radius *r*."""
-    pts = []
-    for cx, cy, a0 in ((hw - r, hd - r, 0), (-hw + r, hd - r, 90), (-hw + r, -hd + r, 180), (hw - r, -hd + r, 270)):
-        for k in range(n + 1):
-            a = math.radians(a0 + 90 * k / n)
-            pts.append((cx + r * math.cos(a), cy + r * math.sin(a)))
-    return np.array(pts)
 
 
 def marker_texture(layout: Layout, marker_id: int) -> np.ndarray:
@@ -516,7 +506,7 @@ def quad(folder: Path, name: str, corners: np.ndarray, z: float) -> Path:
 
 def felt_mesh(folder: Path, layout: Layout) -> Path:
     """The felt: the rounded rectangle of the layout, a fan from its centre, uv over its bounding box."""
-    outline = _rounded_rect(layout.width / 2, layout.depth / 2, layout.corner_radius)
+    outline = render.rounded_rect(layout.width / 2, layout.depth / 2, layout.corner_radius)
     verts = np.vstack([[0.0, 0.0], outline])
     uv = np.column_stack([verts[:, 0] / layout.width + 0.5, verts[:, 1] / layout.depth + 0.5])
     n = len(outline)
@@ -529,7 +519,7 @@ def rail_mesh(folder: Path, layout: Layout) -> Path:
     """The padded rail around the felt: rings of the felt's outline pushed out and up (a cushion 115 mm
     wide, 50 mm high)."""
     profile = [(0, 0), (4, 22), (16, 40), (40, 50), (75, 46), (100, 30), (115, 0), (115, -60)]
-    rings = [np.column_stack([_rounded_rect(layout.width / 2 + d, layout.depth / 2 + d, layout.corner_radius + d),
+    rings = [np.column_stack([render.rounded_rect(layout.width / 2 + d, layout.depth / 2 + d, layout.corner_radius + d),
                               np.full(100, float(z))]) for d, z in profile]
     n = len(rings[0])
     faces = [(k * n + i, k * n + (i + 1) % n, (k + 1) * n + (i + 1) % n) for k in range(len(rings) - 1)

@@ -109,14 +109,18 @@ class Scene:
     flare: float = 0.0  # veiling light added over the whole picture (grey levels)
 
 
-def _felt_outline(layout: Layout, n: int = 24) -> np.ndarray:
-    w, d, r = layout.width / 2, layout.depth / 2, layout.corner_radius
+def rounded_rect(hw: float, hd: float, r: float, n: int = 24) -> np.ndarray:
+    """A rounded rectangle's outline (mm), counter-clockwise, half width *hw*, half depth *hd*, corner radius *r*."""
     pts = []
-    for cx, cy, a0 in ((w - r, d - r, 0), (-w + r, d - r, 90), (-w + r, -d + r, 180), (w - r, -d + r, 270)):
+    for cx, cy, a0 in ((hw - r, hd - r, 0), (-hw + r, hd - r, 90), (-hw + r, -hd + r, 180), (hw - r, -hd + r, 270)):
         for k in range(n + 1):
             a = math.radians(a0 + 90 * k / n)
             pts.append((cx + r * math.cos(a), cy + r * math.sin(a)))
     return np.array(pts)
+
+
+def _felt_outline(layout: Layout, n: int = 24) -> np.ndarray:
+    return rounded_rect(layout.width / 2, layout.depth / 2, layout.corner_radius, n)
 
 
 def _big(uv: np.ndarray) -> np.ndarray:
