@@ -252,9 +252,7 @@ def build_stacks(scenes: Sequence[render.Scene], layout: Layout, variants: Seque
             zone = next(z for z in layout.zones if z.contains(stack.x, stack.y))
             others = [(s.x, s.y) for s in everything if s != stack] + [(t.x, t.y) for b in built.values() for t in b]
             pair = _touching(stack, zone, rng, values, others, r)
-            built[stack] = [_plain(stack, rng)] + ([dataclasses.replace(pair)] if pair else [])
-            if pair:
-                built[stack][0] = dataclasses.replace(built[stack][0], kind="touching")
+            built[stack] = [_plain(stack, rng, "touching" if pair else "plain")] + ([pair] if pair else [])
         else:
             built[stack] = [_plain(stack, rng)]
     return [[t for s in scene.stacks for t in built[s]] for scene in scenes]
