@@ -110,20 +110,15 @@ class ChipModels:
         The confidence falls when the colour is far from every model or nearly
         as close to the second model as to the first; it is 0 for a look-alike denomination.
         """
-        scored = sorted((m.distance(f).item(), v) for v, m in self.chips.items())
-        (d1, v1), (d2, _) = scored[0], scored[1]
-        if v1 in self.unsure:
-            return v1, 0.0
-        margin = (d2 - d1) / max(d2, 1e-6)
-        nearness = 1.0 if d1 < 4 else max(0.0, 1 - (d1 - 4) / 4)
-        return v1, float(min(1.0, 2 * margin) * nearness)
+        return self._nearest(self.chips, f)
 
     def classify_side(self, f: np.ndarray) -> tuple[int | None, float]:
         """The denomination whose chips' side is nearest to the features *f* (3,), and a confidence
         (as :meth:`classify`); None without side models."""
-        if len(self.side) < 2:
-            return None, 0.0
-        scored = sorted((m.distance(f).item(), v) for v, m in self.side.items())
+        return self._nearest(self.side, f) if len(self.side) >= 2 else (None, 0.0)
+
+    def _nearest(self, models: dict[int, ColourModel], f: np.ndarray) -> tuple[int, float]:
+        scored = sorted((m.distance(f).item(), v) for v, m in models.items())
         (d1, v1), (d2, _) = scored[0], scored[1]
         if v1 in self.unsure:
             return v1, 0.0

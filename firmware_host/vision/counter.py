@@ -478,13 +478,18 @@ class Counter:
                 centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
         return centre, face
 
+    def _middle_columns(self, x: float, y: float) -> np.ndarray:
+        """The image columns of the middle half of a stack's base at (x, y)."""
+        ring = self._ring(x, y, 0.0)
+        u0, u1 = float(ring[:, 0].min()), float(ring[:, 0].max())
+        cols: np.ndarray = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
+        return cols
+
     def _under_base(self, x: float, y: float, crop: np.ndarray, origin: tuple[int, int], felt: np.ndarray) -> float:
         """The share of the middle half of a stack's columns unlike the *felt* around it (BGR) ``UNDER_BASE``
         of a chip under its base's front rim: felt there unless a chip under it was missed (a chip the
         felt test takes for lit felt, a green one on green felt, is still unlike the felt beside it)."""
-        ring = self._ring(x, y, 0.0)
-        u0, u1 = float(ring[:, 0].min()), float(ring[:, 0].max())
-        cols = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
+        cols = self._middle_columns(x, y)
         base = self._boundary(x, y, 0.0, cols, upper=False)
         rise = float(np.median(base - self._boundary(x, y, self.t, cols, upper=False)))
         rows = np.round(base + UNDER_BASE * rise).astype(int) - origin[1]
@@ -502,9 +507,7 @@ class Counter:
         chip, the median over the middle half of the stack's columns of the row midway between the
         front rims of its bottom and its top, sampled between pixels (a white edge spot covers few
         columns); None when out of the crop."""
-        ring = self._ring(x, y, 0.0)
-        u0, u1 = float(ring[:, 0].min()), float(ring[:, 0].max())
-        cols = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
+        cols = self._middle_columns(x, y)
         rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
         rows = ((rims[:-1] + rims[1:]) / 2 - origin[1]).astype(np.float32)  # count x columns
         cols = cols - origin[0]
