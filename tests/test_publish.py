@@ -388,7 +388,7 @@ def test_a_hostile_command_gets_a_bounded_error_and_the_table_runs_on(tmp_path, 
         t = mc.Topics("t1")
         for raw in (b"[" * 1000, json.dumps(body).encode(), b'{"a":' * 5000):
             sub.client.publish(t.cmd("pause"), raw, qos=1).wait_for_publish(5)
-        assert sub.wait_for(lambda s: len(s.payloads(t.reply("pause"))) >= 3, 10)
+        assert sub.wait_for(lambda s: len(s.payloads(t.reply("pause"))) >= 3, 30)  # once over 10 s on a busy machine
         for reply in sub.payloads(t.reply("pause")):
             assert reply["reply"]["status"] == "error" and reply["reply"]["error"]["code"] == "bad-json"
             assert len(json.dumps(reply)) < 2000
