@@ -103,6 +103,7 @@ class _Conn:
 
     client: mqtt.Client
     connected: threading.Event = field(default_factory=threading.Event)
+    subscribed: threading.Event = field(default_factory=threading.Event)   # the command filter's SUBACK
     alive: bool = True
     inflight: dict[int, int] = field(default_factory=dict)    # mid -> outbox oid
     other: set[int] = field(default_factory=set)              # mids of retained and transient messages
@@ -199,6 +200,7 @@ class Publisher:
         client.on_publish = self._on_publish
         if self._inbox is not None:
             client.on_message = self._on_message
+            client.on_subscribe = self._on_subscribe
         return conn
 
     def _on_connect(self, client: mqtt.Client, conn: _Conn, flags: mqtt.ConnectFlags, rc: ReasonCode,
@@ -239,6 +241,16 @@ class Publisher:
                 conn.acked.append(oid)
             else:
                 conn.early.add(mid)
+        self._wake.set()
+
+    def _on_subscribe(self, client: mqtt.Client, conn: _Conn, mid: int, codes: list[ReasonCode],
+                      props: Properties | None) -> None:
+        refused = [str(rc) for rc in codes if rc.is_failure]
+        if refused:
+            self.last_error = f"broker refused the command subscription: {', '.join(refused)}"
+            log.error(self.last_error)
+            self.stats["subscribe_refused"] += 1
+        conn.subscribed.set()
         self._wake.set()
 
     def _on_message(self, client: mqtt.Client, conn: Any, message: mqtt.MQTTMessage) -> None:
@@ -283,6 +295,15 @@ class Publisher:
             self._wake.clear()
         return conn.connected.is_set() and conn.alive
 
+    def _suback(self, conn: _Conn) -> None:
+        """Wait (10 s at most) for the command subscription's SUBACK, so that *connected* means commands arrive."""
+        deadline = time.monotonic() + 10
+        while conn.alive and not conn.subscribed.is_set() and time.monotonic() < deadline and not self._stop.is_set():
+            self._wake.wait(0.1)
+            self._wake.clear()
+        if not conn.subscribed.is_set() and conn.alive:
+            log.warning("no SUBACK for the command subscription within 10 s")
+
     def _serve(self, conn: _Conn, next_tick: float) -> float:
         """The connection's session, until it drops or the publisher stops; a failure is logged and counted."""
         with self._lock:
@@ -324,6 +345,7 @@ class Publisher:
         self.stats["connects"] += 1
         if self._inbox is not None:
             client.subscribe(self._inbox.topic_filter, qos=1)
+            self._suback(conn)
         self._track(conn, client.publish(self._status.topic, self._status.payload("online", "connected"),
                                          qos=1, retain=True), None)
         with self._lock:
