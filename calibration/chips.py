@@ -117,6 +117,16 @@ class ChipModels:
         (as :meth:`classify`); None without side models."""
         return self._nearest(self.side, f) if len(self.side) >= 2 else (None, 0.0)
 
+    def side_nearer(self, f: np.ndarray, value: int) -> float:
+        """How much nearer the side features *f* (3,) are to another denomination's side than to
+        *value*'s: the nearest other's distance over *value*'s (under 1: another is nearer); inf
+        without side models for *value* and another."""
+        if value not in self.side or len(self.side) < 2:
+            return float("inf")
+        own = self.side[value].distance(f).item()
+        other = min(m.distance(f).item() for v, m in self.side.items() if v != value)
+        return float(other / max(own, 1e-6))
+
     def _nearest(self, models: dict[int, ColourModel], f: np.ndarray) -> tuple[int, float]:
         scored = sorted((m.distance(f).item(), v) for v, m in models.items())
         (d1, v1), (d2, _) = scored[0], scored[1]

@@ -104,3 +104,18 @@ def test_figures_per_kind_of_stack_when_the_labels_give_them(tmp_path):
     held = sum(1 for f in json.loads((DATA / "labels.json").read_text())["frames"][:40]
                for z in f["zones"].values() if z["stacks"] and not z["covered"])
     assert plain["zone_frames"] == held and any(line.startswith("  stacks:plain ") for line in done.stdout.splitlines())
+
+
+PHYSICAL = Path(__file__).parent / "data" / "vision-physical"
+
+
+@pytest.mark.parametrize("session", sorted(p.name for p in PHYSICAL.iterdir() if (p / "labels.json").exists()))
+def test_no_confident_wrong_count_on_the_physically_based_sessions(session):
+    """The path-traced sessions (docs/vision-eval.md: lights, printed felt, edge inserts, mixed, leaning and
+    touching stacks, lens, sensor): whatever is counted or refused, no zone is read wrong and confident.
+    A mixed stack whose lower chips' sides are three times nearer another denomination than the top's is
+    uncertain (flicker-lens: two three-denomination stacks were read as the top chip's colour)."""
+    done = tablectl("vision", "evaluate", str(PHYSICAL / session))
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures

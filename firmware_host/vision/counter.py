@@ -76,6 +76,8 @@ VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often t
 # one's looks like the felt (refused); one found as often stands out of it whatever its colour model's distance
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
+FOREIGN_NEARER = 1 / 3  # a chip's side this much nearer (distance ratio) another denomination's side than the
+# top's: not the top's, however far from every model it is (plain stacks measured at 0.30 and over)
 FOREIGN_CONFIDENCE = 0.8  # a chip's side read as another denomination than the top's with this confidence:
 # not one stack of the top's denomination (a mixed stack, or one standing behind it)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
@@ -534,7 +536,8 @@ class Counter:
         if side is None:
             return (), False
         read = [self.models.classify_side(f) for f in side]
-        foreign = any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
+        foreign = (any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
+                   or any(self.models.side_nearer(f, value) <= FOREIGN_NEARER for f in side[:-1]))
         if not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE:
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
