@@ -363,6 +363,11 @@ class CameraModel:
         return cls(K, cv2.Rodrigues(R)[0], (-R @ position).reshape(3, 1))
 
 
+LENS_MIN_MARKERS = 5  # markers a lens fit (k1) needs; k2 also from 8
+LENS_GAIN = 0.8  # the lens model is kept only when it brings the fit under this share of the pinhole's
+LENS_MIN_GAIN_PX = 0.1  # ... and by at least this much (a pinhole picture's corner noise is no lens)
+
+
 @dataclass(frozen=True)
 class TableCalibration:
     """The result of ``tablectl calibrate table``: the layout, the camera, how well it fits."""
@@ -372,6 +377,12 @@ class TableCalibration:
     image_size: tuple[int, int]
     markers_seen: tuple[int, ...]
     rms_px: float
+
+    @property
+    def lens_checked(self) -> bool:
+        """Whether enough markers were seen to fit a lens (``LENS_MIN_MARKERS``): with fewer, a
+        pinhole is assumed, not measured."""
+        return len(self.markers_seen) >= LENS_MIN_MARKERS
 
     def zone_pixels(self, zone: Zone) -> np.ndarray:
         return self.camera.project(np.array(zone.polygon))
@@ -434,11 +445,6 @@ def pose_error(image: np.ndarray, calib: TableCalibration) -> tuple[float | None
     errors = [float(np.linalg.norm(c - calib.camera.project(np.hstack([by_id[i].corners(), np.zeros((4, 1))])),
                                    axis=1).mean()) for i, c in found.items()]
     return float(np.median(errors)), len(found)
-
-
-LENS_MIN_MARKERS = 5  # markers a lens fit (k1) needs; k2 also from 8
-LENS_GAIN = 0.8  # the lens model is kept only when it brings the fit under this share of the pinhole's
-LENS_MIN_GAIN_PX = 0.1  # ... and by at least this much (a pinhole picture's corner noise is no lens)
 
 
 def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, camera: str | None = None,

@@ -83,3 +83,19 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert figures["wrong_share"] == 0 and figures["exact_share"] >= 0.995 and figures["fps_per_core"] > 0
     assert set(figures["confusion"]) == {str(v) for v in HOUSE_004}
     assert any(line.startswith("  all ") for line in lines[:-1])
+
+
+def test_too_few_markers_to_fit_the_lens_is_said(tmp_path):
+    """The path-traced flicker-lens session's right camera shows 3 of its 5 markers (a barrel lens, an arm):
+    the lens cannot be fitted; the calibration is kept (a pinhole) but says so on stderr; with all five
+    markers (the committed set's picture) nothing is said."""
+    session = "tests/data/vision-physical/flicker-lens"
+    done = tablectl("calibrate", "table", "--layout", f"{session}/layout.toml", "--camera", "right",
+                    "--image", f"{session}/calibration/table_right.jpg", "--out", str(tmp_path / "t.json"),
+                    "--picture", str(tmp_path / "t.jpg"))
+    assert done.returncode == 0, done.stderr
+    assert "markers seen: 3/5" in done.stdout
+    assert "too few to fit the lens (need 5): a pinhole is assumed" in done.stderr
+    done = tablectl("calibrate", "table", "--camera", "right", "--out", str(tmp_path / "u.json"),
+                    "--picture", str(tmp_path / "u.jpg"))
+    assert done.returncode == 0 and "lens" not in done.stderr

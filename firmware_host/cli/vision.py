@@ -100,7 +100,7 @@ def cmd_calibrate_table(args: argparse.Namespace) -> int:
     """Markers -> camera; writes the calibration file and the annotated picture."""
     import cv2
 
-    from calibration.geometry import CalibrationError, calibrate_table, draw_calibration, intrusions
+    from calibration.geometry import LENS_MIN_MARKERS, CalibrationError, calibrate_table, draw_calibration, intrusions
     from firmware_host.configfile import ConfigError
     try:
         layout, name = _camera(args)
@@ -125,6 +125,10 @@ def cmd_calibrate_table(args: argparse.Namespace) -> int:
             a, b = calib.camera.project(np.array([[x, y, 0.0], [x, y, 10 * layout.chip_thickness]]))
             print(f"  {zone.name:6} chip {calib.chip_diameter_px(x, y):5.1f} px wide, "
                   f"{(a[1] - b[1]) / 10:.2f} px per chip layer")
+    if not calib.lens_checked:
+        print(f"warning: {len(calib.markers_seen)} markers are too few to fit the lens (need {LENS_MIN_MARKERS}): "
+              "a pinhole is assumed, not measured; a lens that bends the picture would skew heights near its "
+              "edges: uncover or clean the missing markers and calibrate again", file=sys.stderr)
     for behind, what in intrusions(calib):
         print(f"warning: {what} lies behind zone {behind} in this camera's view: a tall stack there would "
               f"merge with it; move it in {args.layout or 'the layout (--layout)'}", file=sys.stderr)

@@ -308,7 +308,8 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     except CalibrationError as exc:
         return Calibrated(name, None, f"calibrate table refused: {exc}")
     figures: dict[str, Any] = {"rms_px": round(calib.rms_px, 3), "markers": list(calib.markers_seen),
-                               "distortion": [round(k, 4) for k in calib.camera.dist[:2]]}
+                               "distortion": [round(k, 4) for k in calib.camera.dist[:2]],
+                               "lens_checked": calib.lens_checked}
     try:
         models = learn_chips(calib, {v: read_picture(p) for v, p in pictures.chips.items()})
     except ValueError as exc:
@@ -318,6 +319,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     figures["alike"] = [[a, b] for a, b, _ in models.alike]
     note = (f"markers {len(calib.markers_seen)}, fit {calib.rms_px:.2f} px"
             + (", lens k1 {:+.3f} k2 {:+.3f}".format(*calib.camera.dist) if calib.camera.distorted else "")
+            + ("" if calib.lens_checked else ", lens not checked (too few markers: a pinhole assumed)")
             + ("; colour card seen" if models.card else f"; white patch only ({models.card_note})"))
     if models.alike:
         note += "; look alike (left uncertain): " + ", ".join(f"{a} and {b}" for a, b, _ in models.alike)
