@@ -77,7 +77,7 @@ VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often t
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
 FOREIGN_NEARER = 1 / 3  # a chip's side this much nearer (distance ratio) another denomination's side than the
-# top's: not the top's, however far from every model it is (plain stacks measured at 0.30 and over)
+# top's, as read or relative to the top chip's side: not the top's, however far from every model it is
 FOREIGN_CONFIDENCE = 0.8  # a chip's side read as another denomination than the top's with this confidence:
 # not one stack of the top's denomination (a mixed stack, or one standing behind it)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
@@ -537,10 +537,21 @@ class Counter:
             return (), False
         read = [self.models.classify_side(f) for f in side]
         foreign = (any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
-                   or any(self.models.side_nearer(f, value) <= FOREIGN_NEARER for f in side[:-1]))
+                   or any(self.models.side_nearer(f, value) <= FOREIGN_NEARER for f in self._below_top(side, value)))
         if not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE:
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
+
+    def _below_top(self, side: np.ndarray, value: int) -> np.ndarray:
+        """The sides (features) of a stack's chips under its top, as read and as read relative to the
+        top chip's: shifted in chroma so that the top's sits on *value*'s side model (a light the
+        calibration did not see shifts every chip's side of one stack alike)."""
+        below = side[:-1]
+        if value not in self.models.side or len(below) == 0:
+            return below
+        shift = np.asarray(self.models.side[value].mean, np.float32) - side[-1]
+        shift[2] = 0.0
+        return np.vstack([below, below + shift])
 
     def inlay_contrast(self, frame: np.ndarray, stack: StackSeen, chips: int = 1) -> float:
         """How much brighter the top face's centre (its inlay) is than the face around it, were
