@@ -117,15 +117,21 @@ class ChipModels:
         (as :meth:`classify`); None without side models."""
         return self._nearest(self.side, f) if len(self.side) >= 2 else (None, 0.0)
 
-    def side_nearer(self, f: np.ndarray, value: int) -> float:
-        """How much nearer the side features *f* (3,) are to another denomination's side than to
-        *value*'s: the nearest other's distance over *value*'s (under 1: another is nearer); inf
-        without side models for *value* and another."""
+    def side_nearer(self, f: np.ndarray, value: int) -> np.ndarray:
+        """How much nearer side features *f* (N x 3) are to another denomination's side than to
+        *value*'s, each: the nearest other's distance over *value*'s (under 1: another is nearer);
+        inf without side models for *value* and another."""
+        f = np.asarray(f, np.float32).reshape(-1, 3)
         if value not in self.side or len(self.side) < 2:
-            return float("inf")
-        own = self.side[value].distance(f).item()
-        other = min(m.distance(f).item() for v, m in self.side.items() if v != value)
-        return float(other / max(own, 1e-6))
+            return np.full(len(f), np.inf)
+        values = list(self.side)
+        mean = np.array([self.side[v].mean for v in values], np.float32)
+        spread = np.array([self.side[v].spread for v in values], np.float32)
+        d = np.sqrt((((f[:, None, :] - mean[None]) / spread[None]) ** 2).sum(-1))  # N x models
+        own = values.index(value)
+        other = np.delete(d, own, axis=1).min(1)
+        ratio: np.ndarray = other / np.maximum(d[:, own], 1e-6)
+        return ratio
 
     def _nearest(self, models: dict[int, ColourModel], f: np.ndarray) -> tuple[int, float]:
         scored = sorted((m.distance(f).item(), v) for v, m in models.items())

@@ -537,7 +537,7 @@ class Counter:
             return (), False
         read = [self.models.classify_side(f) for f in side]
         foreign = (any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
-                   or any(self.models.side_nearer(f, value) <= FOREIGN_NEARER for f in self._below_top(side, value)))
+                   or bool((self.models.side_nearer(self._below_top(side, value), value) <= FOREIGN_NEARER).any()))
         if not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE:
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
