@@ -305,6 +305,18 @@ def physical(root: Path, frames: int = 3) -> dict[str, Any]:
             for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
 
 
+def cross_light(root: Path, frames: int = 3) -> dict[str, Any]:
+    """``vision evaluate --calibration`` across the sessions under *root* that share a felt (their
+    ``felt-*`` tag) but not a light: ``"FRAMES<-CALIBRATION"`` -> the shares (a light the
+    calibration did not see)."""
+    from firmware_host.vision.evaluation import evaluate, load_set
+    sets = {d.name: load_set(d) for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
+    felt = {name: {t for frame in s.frames for t in frame.tags if t.startswith("felt-")} for name, s in sets.items()}
+    shares = ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share")
+    return {f"{a}<-{b}": {k: v for k, v in evaluate(sets[a], sets[b].calibration, frames).items() if k in shares}
+            for a in sets for b in sets if a != b and felt[a] and felt[a] == felt[b]}
+
+
 def _print_physical(sessions: dict[str, Any]) -> None:
     """One line per session and tag (the shares), then the calibrations' notes."""
     print("physically based sessions (firmware_host.sim.physical: path-traced, not by the counter's renderer):")
@@ -327,6 +339,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     f["physical"] = {name: {k: v for k, v in s.items() if k in ("zone_frames", "exact_share", "uncertain_share",
                                                                   "unreadable_share", "wrong_share", "tags")}
                      for name, s in sessions.items()}
+    f["cross_light"] = cross_light(root, args.frames) if root is not None else {}
     _print_figures(f)
     print(f"face-up cards:         {f['cards_share']:.2%} of card areas right")
     print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame, 1280x720)")
@@ -337,5 +350,10 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         print(f"  {t:>5} " + "".join(f"{row[c]:>7}" for c in cols))
     if sessions:
         _print_physical(sessions)
+    if f["cross_light"]:
+        print("calibrated in another session's light (same felt): frames <- calibration")
+        for pair, t in f["cross_light"].items():
+            print(f"  {pair:30} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
+                  f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
     print(json.dumps(f))
     return 0
