@@ -56,6 +56,7 @@ class Hall:
         """``tablectl hall run`` stopped (SIGTERM) and started again: same config, same archive, a new port."""
         self.process.terminate()
         self.process.wait(20)
+        self._release()
         self._start()
 
     def _start(self) -> None:
@@ -74,11 +75,20 @@ class Hall:
         if not self.url:
             self.close()
             raise RuntimeError("the dashboard did not start:\n" + "".join(self.output))
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, args=(self.process,), daemon=True)
+        self._drainer.start()
 
-    def _drain(self) -> None:
-        for line in self.process.stdout or ():
+    def _drain(self, process: subprocess.Popen) -> None:
+        for line in process.stdout or ():
             self.output.append(line)
+
+    def _release(self) -> None:
+        """The stopped server's output pipe: read to its end, then closed (no file left to the GC)."""
+        drainer = getattr(self, "_drainer", None)
+        if drainer is not None:
+            drainer.join(5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -87,6 +97,8 @@ class Hall:
                 self.process.wait(20)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait(5)
+        self._release()
         self.broker.stop()
 
 
