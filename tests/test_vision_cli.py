@@ -97,7 +97,7 @@ def test_too_few_markers_to_fit_the_lens_is_said(tmp_path):
     the lens cannot be fitted; the calibration is kept (a pinhole) but says so on stderr; with all five
     markers (the committed set's picture) nothing is said."""
     session = "tests/data/vision-physical/flicker-lens"
-    done = tablectl("calibrate", "table", "--layout", f"{session}/layout.toml", "--camera", "right",
+    done = tablectl("calibrate", "table", "--camera", "right",
                     "--image", f"{session}/calibration/table_right.jpg", "--out", str(tmp_path / "t.json"),
                     "--picture", str(tmp_path / "t.jpg"))
     assert done.returncode == 0, done.stderr
