@@ -1135,6 +1135,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         seen[v] = [s for zc in result.zones.values() for s in zc.stacks if s.colour is not None]
         pixels[v] = np.vstack(collected) if collected else np.zeros((0, 3), np.float32)
     found = {v: len(stacks) for v, stacks in seen.items()}
+    visible = [v for v, n in found.items() if n]  # found at all: not refused for a colour model near the felt's
     most = max(found.values(), default=0)
     hidden = [f"{v} ({n} found)" for v, n in sorted(found.items()) if 0 < n < VISIBLE_SHARE * most]
     if hidden:  # some of its chips lie unseen on this felt: so would some of a stack's
@@ -1142,7 +1143,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
                          "the felt under this light")
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
-    models = learn(samples, felt, None, directions, seen=[v for v, st in seen.items() if st])
+    models = learn(samples, felt, None, directions, seen=visible)
     counter = Counter(calib, models)
     excess, inlay, side = {}, {}, {}
     for v, img in shows.items():
@@ -1154,7 +1155,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
             sides = [c for c in (counter.side_colour(img, s) for s in mine) if c is not None]
             if sides:
                 side[v] = np.array(sides)
-    models = learn(samples, felt, excess, directions, inlay, side, [v for v, n in found.items() if n])
+    models = learn(samples, felt, excess, directions, inlay, side, visible)
     card, note = colour_card(finder, list(shows.values()))
     return dataclasses.replace(models, card=card, card_note=note)
 
