@@ -140,6 +140,20 @@ def test_a_post_without_the_sessions_csrf_token_changes_nothing(hall):
     assert status == 400 and "command must be one of" in body["error"]
 
 
+def test_a_command_no_table_answers_says_no_reply_after_the_halls_timeout(hall):
+    """A table with a key but not running (or not yet READY: a command before its subscription is
+    acknowledged reaches nobody) gets no reply: the TD is told so, after ``reply_timeout`` (5 s)."""
+    td = Client(hall.url)
+    assert td.login("marie") == 200
+    started = time.monotonic()
+    status, body, _ = td.request("/api/command", {"tables": ["t2"], "command": "pause", "args": {"paused": True}})
+    waited = time.monotonic() - started
+    assert status == 200
+    (reply,) = body["replies"]
+    assert reply["table"] == "t2" and reply["status"] == "no-reply" and reply["message"] == "no reply within 5 s"
+    assert 4.5 <= waited < 15
+
+
 def test_the_td_resolves_an_irregularity_and_the_tables_engine_applies_it(hall, tmp_path):
     table = Table(tmp_path, hall.broker.port, "t1")
     marks = demo_marks()

@@ -939,16 +939,18 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
 
 
 def write_session(out: str | Path, name: str, layout_path: str | Path, frames: int = 10, spp: int = 16,
-                  sequences: int = 1, cameras: Sequence[str] | None = None) -> Path:
+                  sequences: int = 1, cameras: Sequence[str] | None = None, seed: int | None = None) -> Path:
     """The set of session *name* in *out*/*name*: per camera its calibration pictures and *sequences*
-    sequences of *frames* frames, ``labels.json`` (``docs/vision.md``) and the layout it was made for."""
-    session = SESSIONS[name]
+    sequences of *frames* frames, ``labels.json`` (``docs/vision.md``) and the layout it was made for.
+    *seed*: other scenes, chips and noise under the same conditions (default: the session's own)."""
+    session = SESSIONS[name] if seed is None else dataclasses.replace(SESSIONS[name], seed=seed)
     root = Path(out) / name
     root.mkdir(parents=True, exist_ok=True)
     full = load_layout(layout_path)
     shutil.copyfile(layout_path, root / "layout.toml")
     labels: dict[str, Any] = {"format": "pokertable-vision-eval/1", "layout": "layout.toml", "profile": "004",
-                              "session": name, "tags": session.tags, "spp": spp, "camera_check": {}, "calibration": {},
+                              "session": name, "seed": session.seed, "tags": session.tags, "spp": spp,
+                              "camera_check": {}, "calibration": {},
                               "frames": []}
     with tempfile.TemporaryDirectory(prefix="physical-") as tmp:
         for c, mount in enumerate(full.cameras):
@@ -1009,6 +1011,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spp", type=int, default=16, help="samples per pixel")
     parser.add_argument("--camera", action="append", help="only this camera (repeat)")
     parser.add_argument("--layout", default=None, help="camera layout TOML (default: the shipped table8.toml)")
+    parser.add_argument("--seed", type=int, default=None, help="other scenes, same conditions (a held-out set)")
     args = parser.parse_args(argv)
     unknown = [s for s in args.sessions if s not in SESSIONS]
     if unknown or args.frames < 10:
@@ -1020,7 +1023,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         layout_path = Path(args.layout or shipped)
         for name in args.sessions or list(SESSIONS):
             started = time.perf_counter()
-            root = write_session(args.out, name, layout_path, args.frames, args.spp, args.sequences, args.camera)
+            root = write_session(args.out, name, layout_path, args.frames, args.spp, args.sequences, args.camera,
+                                 args.seed)
             print(json.dumps({"session": name, "set": str(root), "minutes": round((time.perf_counter() - started) / 60,
                                                                                    1)}), flush=True)
     return 0
