@@ -90,6 +90,14 @@ class ChipModels:
         """The denominations of the look-alike pairs: never counted with confidence."""
         return frozenset(v for a, b, _ in self.alike for v in (a, b))
 
+    @property
+    def side_alike(self) -> tuple[tuple[int, int, float], ...]:
+        """Pairs of denominations whose chips' sides are under ``MIN_SEPARATION`` apart, with their
+        separation: a chip read on a stack's side as either is not read (its stack is left uncertain)."""
+        values = sorted(self.side)
+        pairs = ((a, b, separation(self.side[a], self.side[b])) for i, a in enumerate(values) for b in values[i + 1:])
+        return tuple((a, b, round(sep, 2)) for a, b, sep in pairs if sep < MIN_SEPARATION)
+
     def alike_text(self) -> list[str]:
         """One line per look-alike pair, for the installer."""
         return [f"chips {a} and {b} look alike under this light (separation {sep:.1f} < {MIN_SEPARATION}): "

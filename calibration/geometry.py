@@ -363,7 +363,7 @@ class CameraModel:
         return cls(K, cv2.Rodrigues(R)[0], (-R @ position).reshape(3, 1))
 
 
-LENS_MIN_MARKERS = 5  # markers a lens fit (k1) needs; k2 also from 8
+LENS_MIN_MARKERS = 4  # markers a lens fit (k1) needs (16 corners); k2 also from 8
 LENS_GAIN = 0.8  # the lens model is kept only when it brings the fit under this share of the pinhole's
 LENS_MIN_GAIN_PX = 0.1  # ... and by at least this much (a pinhole picture's corner noise is no lens)
 

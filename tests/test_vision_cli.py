@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import cv2
 
@@ -90,6 +91,11 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert "cool-bright<-dim-warm" in cross and "dim-warm<-cool-bright" in cross and len(cross) == 12
     assert not any("blue" in pair or "burgundy" in pair for pair in cross)
     assert all(0 <= t["wrong_share"] <= 1 and t["zone_frames"] > 80 for t in cross.values())
+    # another take of a session: its own pictures, then each take counted with the other's calibration
+    retake = figures["retake"]
+    assert {"retake/dim-warm", "retake/dim-warm<-dim-warm", "dim-warm<-retake/dim-warm"} <= set(retake)
+    assert len(retake) == 3 * len([d for d in Path("tests/data/vision-retake").iterdir() if d.is_dir()])
+    assert retake["retake/dim-warm<-dim-warm"]["wrong_share"] == 0
 
 
 def test_too_few_markers_to_fit_the_lens_is_said(tmp_path):
@@ -102,7 +108,7 @@ def test_too_few_markers_to_fit_the_lens_is_said(tmp_path):
                     "--picture", str(tmp_path / "t.jpg"))
     assert done.returncode == 0, done.stderr
     assert "markers seen: 3/5" in done.stdout
-    assert "too few to fit the lens (need 5): a pinhole is assumed" in done.stderr
+    assert "too few to fit the lens (need 4): a pinhole is assumed" in done.stderr
     done = tablectl("calibrate", "table", "--camera", "right", "--out", str(tmp_path / "u.json"),
                     "--picture", str(tmp_path / "u.jpg"))
     assert done.returncode == 0 and "lens" not in done.stderr

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 EVALUATION_SET = "tests/data/vision"
 PHYSICAL_SETS = "tests/data/vision-physical"  # one set per session, rendered by firmware_host.sim.physical
+RETAKE_SETS = "tests/data/vision-retake"  # another take of some of those sessions (sim.physical --seed)
 
 
 def register(parsers: Parsers) -> None:
@@ -55,6 +56,8 @@ def register(parsers: Parsers) -> None:
     vision.add_argument("--frames", type=int, default=3, help="frames a count must hold to be stable")
     vision.add_argument("--physical", default=None, metavar="DIR",
                         help="sets rendered physically, one per sub-folder (default: tests/data/vision-physical)")
+    vision.add_argument("--retake", default=None, metavar="DIR",
+                        help="another take of some of those sessions, same names (default: tests/data/vision-retake)")
     vision.set_defaults(func=cmd_bench_vision)
 
 
@@ -178,6 +181,9 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
         if n:
             print(f"  {value:5}: {n} chip(s) left out of its colour model: far from the other {value} chips "
                   "(another colour, a shadow or a reflection on it?)")
+    if models.side_alike:
+        print("sides alike (a stack whose side shows one of these under another denomination is left uncertain): "
+              + ", ".join(f"{a} and {b} ({sep:.1f})" for a, b, sep in models.side_alike))
     print("colour card: " + ("seen: each frame's colours are corrected to this light on it" if models.card
                              else f"not used ({models.card_note}): the white patch alone normalises the light"))
     counter = vision.Counter(calib, models)
@@ -317,6 +323,25 @@ def cross_light(root: Path, frames: int = 3) -> dict[str, Any]:
             for a in sets for b in sets if a != b and felt[a] and felt[a] == felt[b]}
 
 
+def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
+    """Each set under *root*, another take of the session of the same name under *first* (same light,
+    chips and felt; other scenes and noise): from its own pictures, then calibrated from the other take's
+    pictures both ways (what an installation sees on the days after its calibration):
+    ``"retake/NAME"``, ``"retake/NAME<-NAME"``, ``"NAME<-retake/NAME"`` -> the shares."""
+    from firmware_host.vision.evaluation import evaluate, load_set
+    shares = ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share")
+    out: dict[str, Any] = {}
+    for d in sorted(root.iterdir()):
+        if not (d / "labels.json").is_file() or not (first / d.name / "labels.json").is_file():
+            continue
+        again, once = load_set(d), load_set(first / d.name)
+        for key, frames_of, pictures in ((f"retake/{d.name}", again, None),
+                                         (f"retake/{d.name}<-{d.name}", again, once.calibration),
+                                         (f"{d.name}<-retake/{d.name}", once, again.calibration)):
+            out[key] = {k: v for k, v in evaluate(frames_of, pictures, frames).items() if k in shares}
+    return out
+
+
 def _print_physical(sessions: dict[str, Any]) -> None:
     """One line per session and tag (the shares), then the calibrations' notes."""
     print("physically based sessions (firmware_host.sim.physical: path-traced, not by the counter's renderer):")
@@ -340,6 +365,11 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
                                                                   "unreadable_share", "wrong_share", "tags")}
                      for name, s in sessions.items()}
     f["cross_light"] = cross_light(root, args.frames) if root is not None else {}
+    try:
+        again: Path | None = corpus(args.retake, RETAKE_SETS, "--retake")
+    except FileNotFoundError:
+        again = None
+    f["retake"] = retake(again, root, args.frames) if again is not None and root is not None else {}
     _print_figures(f)
     print(f"face-up cards:         {f['cards_share']:.2%} of card areas right")
     print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame, 1280x720)")
@@ -354,6 +384,11 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         print("calibrated in another session's light (same felt): frames <- calibration")
         for pair, t in f["cross_light"].items():
             print(f"  {pair:30} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
+                  f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
+    if f["retake"]:
+        print("another take of a session (same light, other scenes): own pictures, then frames <- calibration")
+        for pair, t in f["retake"].items():
+            print(f"  {pair:36} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
                   f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
     print(json.dumps(f))
     return 0

@@ -144,6 +144,7 @@ SESSIONS = {
     "spots-green": Session("spots", "felt-green", True, variants=("touching",), seed=16),
     "flicker-lens": Session("flicker", "felt-green", False, (-0.1, 0.0), variants=("mixed", "leaning"), seed=14),
     "cool-burgundy": Session("cool-bright", "felt-burgundy", True, variants=("touching", "leaning"), seed=15),
+    "cool-touching": Session("cool-bright", "felt-green", True, variants=("touching",), seed=17),
 }
 
 # Each light: its emitters' colour temperature and the level on the felt (the white patch's radiance, about 1

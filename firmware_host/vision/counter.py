@@ -80,6 +80,8 @@ FOREIGN_NEARER = 1 / 3  # a chip's side this much nearer (distance ratio) anothe
 # top's, as read or relative to the top chip's side: not the top's, however far from every model it is
 FOREIGN_CONFIDENCE = 0.8  # a chip's side read as another denomination than the top's with this confidence:
 # not one stack of the top's denomination (a mixed stack, or one standing behind it)
+SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, as read and relative to the top
+# chip's side: not the top's denomination, whichever it is nearest to (a side far from every model)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
@@ -171,6 +173,7 @@ class Counter:
 
     def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
         self.calib, self.models = calib, models
+        self._side_unsure = frozenset(v for a, b, _ in models.side_alike for v in (a, b))
         self.cam = calib.camera
         self.H_inv = np.linalg.inv(self.cam.homography())
         self.cam_xy = self.cam.position()[:2]
@@ -530,17 +533,32 @@ class Counter:
     def _sides(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float, count: int,
                value: int) -> tuple[tuple[int, ...], bool]:
         """A stack's chips read on its side: each chip's value bottom to top when every one is read
-        with ``SIDE_CONFIDENCE`` and the top one is the top face's *value* (a mixed stack), and
-        whether any chip reads as another denomination (a mixed stack, or one behind it)."""
+        with ``SIDE_CONFIDENCE``, none as a denomination whose side looks like another's
+        (``ChipModels.side_alike``) and the top one is the top face's *value* (a mixed stack), and
+        whether any chip reads as another denomination or unlike the top's (a mixed stack, or one
+        behind it)."""
         side = self._side_colours(crop, origin, white, x, y, count) if self.models.side else None
         if side is None:
             return (), False
         read = [self.models.classify_side(f) for f in side]
+        below = self._below_top(side, value)
         foreign = (any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
-                   or bool((self.models.side_nearer(self._below_top(side, value), value) <= FOREIGN_NEARER).any()))
-        if not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE:
+                   or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
+                   or self._unlike(below, value, count - 1))
+        if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
+                or any(v in self._side_unsure for v, _ in read)):  # a chip read as a look-alike side: not read
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
+
+    def _unlike(self, below: np.ndarray, value: int, n: int) -> bool:
+        """Whether one of a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) is over
+        ``SIDE_UNLIKE`` spreads from *value*'s side model both as read and relative to the top chip."""
+        if value not in self.models.side or n == 0:
+            return False
+        d = self.models.side[value].distance(below)
+        if len(d) == 2 * n:
+            d = np.minimum(d[:n], d[n:])
+        return bool((d > SIDE_UNLIKE).any())
 
     def _below_top(self, side: np.ndarray, value: int) -> np.ndarray:
         """The sides (features) of a stack's chips under its top, as read and as read relative to the

@@ -317,6 +317,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     figures["left_out"] = {str(v): n for v, n in models.left_out.items() if n}
     figures["colour_card"] = models.card is not None
     figures["alike"] = [[a, b] for a, b, _ in models.alike]
+    figures["side_alike"] = [[a, b] for a, b, _ in models.side_alike]
     note = (f"markers {len(calib.markers_seen)}, fit {calib.rms_px:.2f} px"
             + (", lens k1 {:+.3f} k2 {:+.3f}".format(*calib.camera.dist) if calib.camera.distorted else "")
             + ("" if calib.lens_checked else ", lens not checked (too few markers: a pinhole assumed)")
