@@ -93,9 +93,9 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert all(0 <= t["wrong_share"] <= 1 and t["zone_frames"] > 80 for t in cross.values())
     # another take of a session: its own pictures, then each take counted with the other's calibration
     retake = figures["retake"]
-    assert {"retake/dim-warm", "retake/dim-warm<-dim-warm", "dim-warm<-retake/dim-warm"} <= set(retake)
+    assert {"retake/dim-warm-112", "retake/dim-warm-112<-dim-warm", "dim-warm<-retake/dim-warm-112"} <= set(retake)
     assert len(retake) == 3 * len([d for d in Path("tests/data/vision-retake").iterdir() if d.is_dir()])
-    assert retake["retake/dim-warm<-dim-warm"]["wrong_share"] == 0
+    assert retake["retake/dim-warm-112<-dim-warm"]["wrong_share"] == 0
 
 
 def test_too_few_markers_to_fit_the_lens_is_said(tmp_path):

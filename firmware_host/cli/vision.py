@@ -324,20 +324,23 @@ def cross_light(root: Path, frames: int = 3) -> dict[str, Any]:
 
 
 def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
-    """Each set under *root*, another take of the session of the same name under *first* (same light,
-    chips and felt; other scenes and noise): from its own pictures, then calibrated from the other take's
-    pictures both ways (what an installation sees on the days after its calibration):
-    ``"retake/NAME"``, ``"retake/NAME<-NAME"``, ``"NAME<-retake/NAME"`` -> the shares."""
+    """Each set under *root*, another take of a session under *first* (its labels' ``session``: the same
+    light, chips and felt; other scenes and noise): from its own pictures, then calibrated from the first
+    take's pictures and the other way (what an installation sees on the days after its calibration):
+    ``"retake/DIR"``, ``"retake/DIR<-SESSION"``, ``"SESSION<-retake/DIR"`` -> the shares."""
     from firmware_host.vision.evaluation import evaluate, load_set
     shares = ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share")
     out: dict[str, Any] = {}
     for d in sorted(root.iterdir()):
-        if not (d / "labels.json").is_file() or not (first / d.name / "labels.json").is_file():
+        if not (d / "labels.json").is_file():
             continue
-        again, once = load_set(d), load_set(first / d.name)
+        session = json.loads((d / "labels.json").read_text(encoding="utf-8")).get("session")
+        if not isinstance(session, str) or not (first / session / "labels.json").is_file():
+            continue
+        again, once = load_set(d), load_set(first / session)
         for key, frames_of, pictures in ((f"retake/{d.name}", again, None),
-                                         (f"retake/{d.name}<-{d.name}", again, once.calibration),
-                                         (f"{d.name}<-retake/{d.name}", once, again.calibration)):
+                                         (f"retake/{d.name}<-{session}", again, once.calibration),
+                                         (f"{session}<-retake/{d.name}", once, again.calibration)):
             out[key] = {k: v for k, v in evaluate(frames_of, pictures, frames).items() if k in shares}
     return out
 
