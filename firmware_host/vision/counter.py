@@ -173,10 +173,9 @@ class Counter:
 
     def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
         self.calib, self.models = calib, models
+        # the denominations whose side looks like another's: a chip is not read as one, and a stack topped by
+        # one cannot be vouched for by its side (the chips under the top could be of the look-alike)
         self._side_unsure = frozenset(v for a, b, _ in models.side_alike for v in (a, b))
-        side = models.side  # the darker side of each look-alike pair: its chroma is the noisiest, and chips of
-        # other denominations low in a stack, in its shadow, read like it: its side cannot vouch for them
-        self._side_shadow = frozenset(a if side[a].mean[2] < side[b].mean[2] else b for a, b, _ in models.side_alike)
         self.cam = calib.camera
         self.H_inv = np.linalg.inv(self.cam.homography())
         self.cam_xy = self.cam.position()[:2]
@@ -539,7 +538,7 @@ class Counter:
         with ``SIDE_CONFIDENCE``, none as a denomination whose side looks like another's
         (``ChipModels.side_alike``) and the top one is the top face's *value* (a mixed stack), and
         whether any chip reads as another denomination or unlike the top's (a mixed stack, or one
-        behind it) or the side cannot tell (the top's is the darker of a look-alike pair)."""
+        behind it) or the side cannot tell (the top's side looks like another denomination's)."""
         side = self._side_colours(crop, origin, white, x, y, count) if self.models.side else None
         if side is None:
             return (), False
@@ -548,7 +547,7 @@ class Counter:
         foreign = (any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
                    or self._unlike(below, value, count - 1)
-                   or (count >= 2 and value in self._side_shadow))
+                   or (count >= 2 and value in self._side_unsure))
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
                 or any(v in self._side_unsure for v, _ in read)):  # a chip read as a look-alike side: not read
             return (), foreign
