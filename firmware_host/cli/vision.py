@@ -57,7 +57,8 @@ def register(parsers: Parsers) -> None:
     vision.add_argument("--physical", default=None, metavar="DIR",
                         help="sets rendered physically, one per sub-folder (default: tests/data/vision-physical)")
     vision.add_argument("--retake", default=None, metavar="DIR",
-                        help="another take of some of those sessions, same names (default: tests/data/vision-retake)")
+                        help="other takes of some of those sessions, each named by its labels' session "
+                             "(default: tests/data/vision-retake)")
     vision.set_defaults(func=cmd_bench_vision)
 
 

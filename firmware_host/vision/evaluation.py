@@ -324,6 +324,9 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
             + ("; colour card seen" if models.card else f"; white patch only ({models.card_note})"))
     if models.alike:
         note += "; look alike (left uncertain): " + ", ".join(f"{a} and {b}" for a, b, _ in models.alike)
+    if models.side_alike:
+        note += "; sides alike (stacks topped by these left uncertain): " + ", ".join(
+            f"{a} and {b}" for a, b, _ in models.side_alike)
     if figures["left_out"]:
         note += ", chips left out of the colour models: " + ", ".join(
             f"{n} of {v}" for v, n in figures["left_out"].items())
