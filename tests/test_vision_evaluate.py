@@ -124,11 +124,12 @@ def test_no_confident_wrong_count_on_the_physically_based_sessions(session):
 def test_a_mixed_stack_in_a_light_the_calibration_did_not_see_is_not_read_wrong():
     """cool-bright's frames counted with dim-warm's calibration (2800 K dim against 6000 K bright): the
     lower chips' sides are also compared relative to the top chip's side, which the light shifts alike
-    (without it: 3 zones of 88 wrong, a 50 under two 200s read as three 200s)."""
+    (without it: 3 zones of 88 wrong, a 50 under two 200s read as three 200s). 45 % exact since stacks
+    topped by a side look-alike are left uncertain (57 % before)."""
     done = tablectl("vision", "evaluate", str(PHYSICAL / "cool-bright"), "--calibration", str(PHYSICAL / "dim-warm"))
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.5, figures
+    assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.4, figures
 
 
 RETAKE = Path(__file__).parent / "data" / "vision-retake"
