@@ -84,11 +84,11 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert figures["wrong_share"] == 0 and figures["exact_share"] >= 0.995 and figures["fps_per_core"] > 0
     assert set(figures["confusion"]) == {str(v) for v in HOUSE_004}
     assert any(line.startswith("  all ") for line in lines[:-1])
-    assert set(figures["physical"]) == {"cool-bright", "cool-burgundy", "dim-warm", "flicker-lens", "spots-blue",
-                                        "spots-green"}
+    assert set(figures["physical"]) == {"cool-bright", "cool-burgundy", "cool-touching", "dim-warm", "flicker-lens",
+                                        "spots-blue", "spots-green"}
     # calibrated in another light: only between the sessions on one felt (green), never across felts
     cross = figures["cross_light"]
-    assert "cool-bright<-dim-warm" in cross and "dim-warm<-cool-bright" in cross and len(cross) == 12
+    assert "cool-bright<-dim-warm" in cross and "dim-warm<-cool-bright" in cross and len(cross) == 20  # 5 x 4
     assert not any("blue" in pair or "burgundy" in pair for pair in cross)
     assert all(0 <= t["wrong_share"] <= 1 and t["zone_frames"] > 80 for t in cross.values())
     # another take of a session: its own pictures, then each take counted with the other's calibration
