@@ -18,7 +18,7 @@ from firmware_host.rules.profile import builtin_profile
 from firmware_host.service.config import load_config, parse_config
 from firmware_host.service.service import Service, demo_source
 from firmware_host.sim.demo import script
-from mqtt_helpers import KEY, Broker, Subscriber, dedupe, free_port, write_config
+from mqtt_helpers import KEY, Broker, Subscriber, dedupe, free_port, shipped_broker, user, write_config
 
 PUB, SEC = mc.Topics("t1").event, mc.Topics("t1").secure_event
 RUN = re.compile(r"\(((?:[2-9TJQKA][cdhs])+)\)")
@@ -429,11 +429,13 @@ def test_what_a_ruling_makes_public_is_shown():
         raise AssertionError("no four-card-flop ruling in the recording")
 
 
-def test_connected_means_commands_arrive(tmp_path, broker):
+def test_connected_means_commands_arrive(tmp_path):
     """The service says it is connected (and READY) only once the broker has acknowledged its command
-    subscription: a command sent at that moment is answered, every time (it used to be lost at random)."""
-    config = load_config(write_config(tmp_path / "c", broker.port))
-    sub = Subscriber(broker.port, ["pokerhall/v1/table/t1/reply/#"])
+    subscription: a command sent at that moment is answered, every time (it used to be lost at random).
+    The shipped broker config, ACL and accounts: the table's and the TD's."""
+    broker = shipped_broker(tmp_path / "broker").start()
+    config = load_config(write_config(tmp_path / "c", broker.port, **user("table-t1")))
+    sub = Subscriber(broker.port, ["pokerhall/v1/table/t1/reply/#"], **user("td"))
     t = mc.Topics("t1")
     try:
         for attempt in range(5):
@@ -452,3 +454,4 @@ def test_connected_means_commands_arrive(tmp_path, broker):
                 service.close()
     finally:
         sub.close()
+        broker.stop()

@@ -319,8 +319,7 @@ def cross_light(root: Path, frames: int = 3) -> dict[str, Any]:
     from firmware_host.vision.evaluation import evaluate, load_set
     sets = {d.name: load_set(d) for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
     felt = {name: {t for frame in s.frames for t in frame.tags if t.startswith("felt-")} for name, s in sets.items()}
-    shares = ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share")
-    return {f"{a}<-{b}": {k: v for k, v in evaluate(sets[a], sets[b].calibration, frames).items() if k in shares}
+    return {f"{a}<-{b}": _shares(evaluate(sets[a], sets[b].calibration, frames))
             for a in sets for b in sets if a != b and felt[a] and felt[a] == felt[b]}
 
 
@@ -330,7 +329,6 @@ def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
     take's pictures and the other way (what an installation sees on the days after its calibration):
     ``"retake/DIR"``, ``"retake/DIR<-SESSION"``, ``"SESSION<-retake/DIR"`` -> the shares."""
     from firmware_host.vision.evaluation import evaluate, load_set
-    shares = ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share")
     out: dict[str, Any] = {}
     for d in sorted(root.iterdir()):
         if not (d / "labels.json").is_file():
@@ -342,8 +340,21 @@ def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
         for key, frames_of, pictures in ((f"retake/{d.name}", again, None),
                                          (f"retake/{d.name}<-{session}", again, once.calibration),
                                          (f"{session}<-retake/{d.name}", once, again.calibration)):
-            out[key] = {k: v for k, v in evaluate(frames_of, pictures, frames).items() if k in shares}
+            out[key] = _shares(evaluate(frames_of, pictures, frames))
     return out
+
+
+def _shares(figures: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation's zone-frames and its four shares."""
+    return {k: figures[k] for k in ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share")}
+
+
+def _print_pairs(title: str, pairs: dict[str, Any]) -> None:
+    """*title*, then one line per evaluation of *pairs* (``_shares``)."""
+    print(title)
+    for pair, t in pairs.items():
+        print(f"  {pair:36} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
+              f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
 
 
 def _print_physical(sessions: dict[str, Any]) -> None:
@@ -385,14 +396,9 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     if sessions:
         _print_physical(sessions)
     if f["cross_light"]:
-        print("calibrated in another session's light (same felt): frames <- calibration")
-        for pair, t in f["cross_light"].items():
-            print(f"  {pair:30} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
-                  f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
+        _print_pairs("calibrated in another session's light (same felt): frames <- calibration", f["cross_light"])
     if f["retake"]:
-        print("another take of a session (same light, other scenes): own pictures, then frames <- calibration")
-        for pair, t in f["retake"].items():
-            print(f"  {pair:36} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
-                  f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
+        _print_pairs("another take of a session (same light, other scenes): own pictures, then frames <- calibration",
+                     f["retake"])
     print(json.dumps(f))
     return 0

@@ -539,13 +539,14 @@ class Counter:
         (``ChipModels.side_alike``) and the top one is the top face's *value* (a mixed stack), and
         whether any chip reads as another denomination or unlike the top's (a mixed stack, or one
         behind it) or the side cannot tell (the top's side looks like another denomination's)."""
-        unvouched = count >= 2 and value in self._side_unsure  # whatever the side shows
+        if count >= 2 and value in self._side_unsure:  # whatever its side shows, and no chip of it is read
+            return (), True
         side = self._side_colours(crop, origin, white, x, y, count) if self.models.side else None
         if side is None:
-            return (), unvouched
+            return (), False
         read = [self.models.classify_side(f) for f in side]
         below = self._below_top(side, value)
-        foreign = (unvouched or any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
+        foreign = (any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read)
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
                    or self._unlike(below, value, count - 1))
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
