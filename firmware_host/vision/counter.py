@@ -85,6 +85,8 @@ SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, 
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
+THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
+THIN_CUT = 0.05  # chip footprints (width squared) of the zone the cut may take away: more is an arm's
 
 
 @dataclass(frozen=True)
@@ -872,10 +874,10 @@ class Counter:
         n, labels, stats, _ = _components(fg)
         h, w = fg.shape
         stacks, worst = [], 1.0
-        work: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None, bool]] = [  # split: the pixels a card
-            (labels, i, stats[i], None, False) for i in range(1, n)]  # may hold; halved: one of two side by side
-        while work:
-            labels, i, (x, y, bw, bh, area), split, halved = work.pop()
+        work: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None, bool, bool]] = [  # split: the pixels a
+            (labels, i, stats[i], None, False, False) for i in range(1, n)]  # card may hold; halved: one of two side
+        while work:  # by side; thinned: cut from what thin prints joined it to
+            labels, i, (x, y, bw, bh, area), split, halved, thinned = work.pop()
             if area < 12:
                 continue  # speck
             u = roi.x0 + x + bw / 2
@@ -900,14 +902,23 @@ class Counter:
                         card_px = cut & fg_raw & ~standing
                     beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
                     beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
-                    work += [(sub, k, sub_stats[k], beside, halved) for k in range(1, m)]
+                    work += [(sub, k, sub_stats[k], beside, halved, thinned) for k in range(1, m)]
                     continue
             touches = x == 0 or y == 0 or x + bw == w or y + bh == h
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
             if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
-                if (labels[roi.mask] == i).sum() > 0.2 * width * width:  # over the zone itself: an arm
+                if (labels[roi.mask] == i).sum() <= 0.2 * width * width:
+                    continue  # a card or an arm beside the zone
+                # over the zone itself: an arm, unless a thin print (a line) joins a stack to the table's edge or
+                # an arm beside the zone: then cut where thin, if little of the zone is cut away
+                thin = int(THIN * width) | 1
+                whole = labels == i
+                part = cv2.morphologyEx(whole.astype(np.uint8), cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
+                if thinned or (whole & ~part.astype(bool) & roi.mask).sum() > THIN_CUT * width * width:
                     return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
-                continue  # a card or an arm beside the zone
+                m, sub, sub_stats, _ = _components(part)
+                work += [(sub, k, sub_stats[k], split, halved, True) for k in range(1, m)]
+                continue
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
             inside = roi.zone.inside(cx, cy)
@@ -924,9 +935,11 @@ class Counter:
                 part[y:y + bh, x:x + bw] = blob
                 part[:, x + (base_cols[0] + base_cols[-1]) // 2] = 0
                 m, sub, sub_stats, _ = _components(part)
-                work += [(sub, k, sub_stats[k], split, True) for k in range(1, m)]
+                work += [(sub, k, sub_stats[k], split, True, thinned) for k in range(1, m)]
                 continue
             if not 0.6 * width <= base_w <= 1.5 * width:
+                if thinned:  # cut from an arm, not from a printed line: the arm is over the zone
+                    return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
                 worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))
                 continue
