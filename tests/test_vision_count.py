@@ -172,6 +172,27 @@ def test_a_count_the_top_face_confirmed_in_every_frame_is_reported():
     assert out == [] and s.state("bet:2") == "uncertain"
 
 
+def test_a_mixed_stack_is_reported_chip_by_chip():
+    """A blue 500 under a grey 50, read on its side in every frame, is reported as 550, not as two 50s
+    (the renderer's ``mixed`` condition: 7 zone-frames held stable at the top's value times the count
+    before the reports used the chips read); chips read otherwise in one frame, or a height that no
+    longer agrees with them, leave the zone uncertain."""
+    def frame(layers, height=2.0):
+        seen = (vision.StackSeen(10, 20, 50, round(height), 1.0, None, 0.0, height, 1.0, 0.125, None, layers),)
+        return vision.FrameResult({"pot": vision.ZoneCount("pot", "ok", 550, ((500, 1), (50, 1)), seen, 1.0, False)},
+                                  {}, (1, 1, 1))
+    s = Stability(frames=3)
+    out = [o for t in range(3) for o in s.feed(t, frame((500, 50)))]
+    assert out == [ChipsInZone(2, "pot", 550, ((500, 1), (50, 1)))]
+    for frames in ([(500, 50), (50, 50), (500, 50)], [(500, 50), (), (500, 50)]):
+        s = Stability(frames=3)
+        assert [o for t, layers in enumerate(frames) for o in s.feed(t, frame(layers))] == []
+        assert s.state("pot") == "uncertain"
+    s = Stability(frames=3)
+    assert [o for t in range(3) for o in s.feed(t, frame((500, 50), height=3.0))] == []
+    assert s.state("pot") == "uncertain"
+
+
 def test_face_up_and_face_down_cards(table):
     counter = table[3]
     result = counter.count(picture(table, cards=[("seat:1", True), ("seat:2", False), ("board:3", True),

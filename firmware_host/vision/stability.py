@@ -26,6 +26,8 @@ class Stability:
     decided on its height averaged over those N frames (a single frame's height is
     noisy at about a pixel per chip), with the same confidence rule as one frame; heights
     that disagree between frames by more than ``max_spread`` chips make the zone uncertain.
+    A mixed stack counts each chip read on its side (its ``layers``), which must be the same
+    in every frame and as many as the averaged height's count, or the zone is uncertain.
     ``state(zone)`` is a :class:`ZoneState` (``uncertain``: held still but not confident,
     the controller asks the dealer to confirm).
     """
@@ -81,8 +83,11 @@ class Stability:
             conf = min(edge, min(m.colour_confidence for m in matched))
             if len(heights) > 1 and float(np.std(heights)) > self.max_spread:
                 conf = 0.0  # the frames disagree: something is not a plain stack (merged, half hidden)
+            if len({m.layers for m in matched}) > 1 or s.layers and len(s.layers) != count:
+                conf = 0.0  # a mixed stack's chips, read on its side, not the same in every frame or at this height
             sure = sure and conf >= self.min_confidence
-            counts[s.value] = counts.get(s.value, 0) + count
+            for value in s.layers or (s.value,) * count:  # a mixed stack: each chip's own value
+                counts[value] = counts.get(value, 0) + 1
         return tuple(sorted(counts.items(), reverse=True)), sure
 
     def feed(self, t: float, result: FrameResult) -> list[ChipsInZone]:
