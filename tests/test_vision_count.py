@@ -172,6 +172,19 @@ def test_a_count_the_top_face_confirmed_in_every_frame_is_reported():
     assert out == [] and s.state("bet:2") == "uncertain"
 
 
+def test_a_stack_on_a_printed_line_is_never_read_as_an_empty_zone(table):
+    """A printed betting line through bet:2, a stack of four 100s standing on it: stack and line are one
+    blob whose lowest point is the line's, beyond the zone; that blob was left out as "in another zone"
+    and bet:2 read empty with confidence (the renderer's ``printed`` condition: 27.9 % wrong). A blob
+    over the zone from beyond it makes the zone uncertain."""
+    layout = table[0]
+    scene = Scene((Stack(-765.0, -120.0, 100, 4),), colours=HOUSE_004, betting_line=235.0)
+    zone = table[3].count(render(scene, layout, mount_camera(layout), seed=3)).zones["bet:2"]
+    assert zone.status == "uncertain", zone
+    empty = table[3].count(render(Scene(colours=HOUSE_004), layout, mount_camera(layout), seed=3)).zones["bet:2"]
+    assert empty.status == "ok" and empty.amount == 0  # without the line, nothing there: read empty
+
+
 def test_a_mixed_stack_is_reported_chip_by_chip():
     """A blue 500 under a grey 50, read on its side in every frame, is reported as 550, not as two 50s
     (the renderer's ``mixed`` condition: 7 zone-frames held stable at the top's value times the count

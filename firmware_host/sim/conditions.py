@@ -63,6 +63,7 @@ CONDITIONS = {
     "harsh-light": Condition(frames={"illuminant": HARSH}),
     "mixed": Condition(mixed=0.6),
     "touching": Condition(touching=0.6),
+    "printed": Condition(calibration={"betting_line": 235.0}, frames={"betting_line": 235.0}),
 }
 
 

@@ -41,6 +41,8 @@ CHIP_COLOURS = {  # BGR face colours of the common colour names (profile ``chips
 }
 FELT = (45, 105, 25)
 RAIL = (30, 45, 70)
+INK = (120, 185, 205)  # the felt's print (BGR)
+LINE_MM = 8.0  # a printed betting line's width
 SKIN = ((120, 150, 200), (90, 120, 170), (60, 85, 125), (150, 175, 215))
 SLEEVE = ((40, 40, 40), (160, 90, 40), (200, 200, 200), (60, 40, 120))
 SS = 2  # supersampling factor
@@ -107,6 +109,7 @@ class Scene:
     spots: tuple[tuple[float, float, float], ...] = ()  # overhead spots: (u, v) in 0..1, extra light at the centre
     tone: float = 1.0  # the camera's response: level ** tone (1: linear; under 1 lifts the shadows)
     flare: float = 0.0  # veiling light added over the whole picture (grey levels)
+    betting_line: float = 0.0  # a printed betting line this far (mm) in from the felt's edge (0: none)
 
 
 def rounded_rect(hw: float, hd: float, r: float, n: int = 24) -> np.ndarray:
@@ -247,6 +250,11 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size: tuple[int, i
     rail = outline * (1 + 90 / min(layout.width, layout.depth))
     _fill(img, camera, rail, RAIL, convex=False)
     _fill(img, camera, outline, scene.felt, convex=False)
+    if scene.betting_line:  # printed on the felt, LINE_MM wide, its corners rounded like the felt's
+        d, r = scene.betting_line, max(layout.corner_radius - scene.betting_line, 20.0)
+        for inset, colour in ((d - LINE_MM / 2, INK), (d + LINE_MM / 2, scene.felt)):
+            ring = rounded_rect(layout.width / 2 - inset, layout.depth / 2 - inset, r)
+            _fill(img, camera, ring, colour, convex=False)
     for mount in layout.cameras:  # every camera's white reference patch and colour card
         _fill(img, camera, np.array(mount.reference), (235, 235, 235))
         for patch in mount.patches:

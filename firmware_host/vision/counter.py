@@ -923,9 +923,10 @@ class Counter:
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
             inside = roi.zone.inside(cx, cy)
-            if inside < -EDGE_MM:
-                continue  # the base is in another zone
-            if inside < EDGE_MM:  # on the zone's edge: whose chips these are is the dealer's call, not a guess
+            if inside < -EDGE_MM and (labels[roi.mask] == i).sum() <= 0.2 * width * width:
+                continue  # the base is in another zone (and little of it over this one)
+            if inside < EDGE_MM:  # on the zone's edge, or over the zone from beyond it (a stack joined to a printed
+                # line, whose lowest point is then the line's): whose chips these are is the dealer's call
                 worst = min(worst, 0.2)
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))
                 continue
