@@ -48,7 +48,7 @@ FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's refle
 FELT_SHADE = 0.4  # the darkest the felt may be (share of its calibrated level): a shadow deeper than this is not felt
 MIN_CONFIDENCE = 0.5
 INNER_TOP, INNER_BOT = (3, 7), (3, 6)  # rows inside an edge whose median is the chip's level there
-STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack
+STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack (a random walk up it)
 MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
 CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
 COLUMN_MARGIN = 0.25  # share of the base's width left out on either side (the rim's steep ends)
@@ -664,8 +664,10 @@ class Counter:
         """The standard uncertainty (chips) of a stack's height measured at (x, y) as *count* chips.
 
         Three parts: the top chip's own offset on the stack (a stack is never perfectly
-        aligned: ``STACK_OFFSET_MM`` per axis) moves its top rim along the line of sight
-        exactly as a height change does, so no picture can tell them apart; the edge
+        aligned: each chip ``STACK_OFFSET_MM`` per axis off the one under it, so the top
+        ``STACK_OFFSET_MM`` times the square root of the chips under it off the base) moves
+        its top rim along the line of sight exactly as a height change does, so no picture
+        can tell them apart; the edge
         measurement, from how far the columns' spans (*shape*: measured minus the model's,
         px) stray from the model's outline, the columns counting as fewer independent ones
         as far as neighbours' errors go together (lag-one correlation); and what the
@@ -677,7 +679,7 @@ class Counter:
         top = 0.0
         if count >= 2:  # the base chip is where the stack is; the top chip may be off it
             away = np.array([x, y]) - self.cam_xy
-            away *= STACK_OFFSET_MM / max(float(np.linalg.norm(away)), 1e-6)
+            away *= STACK_OFFSET_MM * np.sqrt(count - 1) / max(float(np.linalg.norm(away)), 1e-6)  # a random walk
             z = count * self.t
             moved = self._ring(x + away[0], y + away[1], z)[:, 1].min() - self._ring(x, y, z)[:, 1].min()
             top = abs(float(moved)) / per_chip
