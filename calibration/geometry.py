@@ -12,10 +12,11 @@ Pinned: OpenCV >= 4.7 (``cv2.aruco.ArucoDetector``); tested with 5.0.0.
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -377,6 +378,8 @@ class TableCalibration:
     image_size: tuple[int, int]
     markers_seen: tuple[int, ...]
     rms_px: float
+    empty: np.ndarray | None = field(default=None, compare=False, repr=False)  # the empty table's picture
+    # (its felt's print: vision.counter discounts it; kept in the file as JPEG)
 
     @property
     def lens_checked(self) -> bool:
@@ -398,10 +401,18 @@ class TableCalibration:
         return {"kind": "table-calibration", "layout": self.layout.source, "camera_name": self.layout.camera,
                 "camera": self.camera.to_dict(),
                 "image_size": list(self.image_size), "markers_seen": list(self.markers_seen),
-                "rms_px": self.rms_px}
+                "rms_px": self.rms_px, **({"empty": _jpeg(self.empty)} if self.empty is not None else {})}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
+
+
+def _jpeg(picture: np.ndarray) -> str:
+    """A picture as base64 JPEG text (quality 95: the print's colours within a few levels)."""
+    ok, data = cv2.imencode(".jpg", picture, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    if not ok:
+        raise CalibrationError("the empty table's picture cannot be encoded")
+    return base64.b64encode(data.tobytes()).decode("ascii")
 
 
 def load_calibration(path: str | Path) -> TableCalibration:
@@ -410,8 +421,17 @@ def load_calibration(path: str | Path) -> TableCalibration:
     if data.get("kind") != "table-calibration":
         raise CalibrationError(f"{path}: not a table calibration file")
     layout = parse_layout(data["layout"], str(path)).view(data.get("camera_name"))
+    empty = None
+    if data.get("empty"):  # the empty table's picture (older files have none)
+        try:
+            empty = cv2.imdecode(np.frombuffer(base64.b64decode(data["empty"], validate=True), np.uint8),
+                                 cv2.IMREAD_COLOR)
+        except (ValueError, TypeError):
+            empty = None
+        if empty is None or empty.shape[1::-1] != tuple(data["image_size"]):
+            raise CalibrationError(f"{path}: empty: not a JPEG picture of the camera's size")
     return TableCalibration(layout, CameraModel.from_dict(data["camera"]),
-                            tuple(data["image_size"]), tuple(data["markers_seen"]), float(data["rms_px"]))
+                            tuple(data["image_size"]), tuple(data["markers_seen"]), float(data["rms_px"]), empty)
 
 
 def detect_markers(image: np.ndarray, layout: Layout) -> dict[int, np.ndarray]:
@@ -494,7 +514,8 @@ def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, c
                         (float(k[0]), float(k[1])))
     if model.position()[2] <= 0:
         raise CalibrationError("the fitted camera is below the felt: check the marker positions in the layout")
-    return TableCalibration(layout, model, (w, h), tuple(sorted(seen)), float(rms))
+    empty = pictures[0] if len(pictures) == 1 else np.median(np.stack(pictures), axis=0).astype(np.uint8)
+    return TableCalibration(layout, model, (w, h), tuple(sorted(seen)), float(rms), empty)
 
 
 def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:

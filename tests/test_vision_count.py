@@ -185,6 +185,28 @@ def test_a_stack_on_a_printed_line_is_never_read_as_an_empty_zone(table):
     assert empty.status == "ok" and empty.amount == 0  # without the line, nothing there: read empty
 
 
+def test_the_felts_print_seen_at_calibration_is_felt_and_a_stack_on_it_is_counted():
+    """A betting line printed through the bet zones (the renderer's ``printed`` condition, 8 mm wide):
+    calibrated on the empty table's picture and chips placed off the line, the print is discounted
+    where it looks as it did (``PRINT_MATCH``): a stack of four 100s standing on the line is counted
+    and a zone the line crosses reads empty. Without the print known, the first was uncertain and the
+    second read as a zone holding something it cannot read (uncertain)."""
+    layout = load_layout(LAYOUT).view("right")
+    camera = mount_camera(layout)
+    empty = render(Scene(colours=HOUSE_004, betting_line=235.0), layout, camera, seed=1)
+    calib = calibrate_table(empty, layout)
+    shows = {v: render(s, layout, camera, seed=v)
+             for v, s in calibration_shows(layout, HOUSE_004, betting_line=235.0).items()}
+    counter = vision.Counter(calib, vision.learn_chips(calib, shows))
+    scene = Scene((Stack(-765.0, -120.0, 100, 4),), colours=HOUSE_004, betting_line=235.0)
+    zones = counter.count(render(scene, layout, camera, seed=3)).zones
+    assert (zones["bet:2"].status, zones["bet:2"].amount) == ("ok", 400), zones["bet:2"]
+    assert (zones["bet:1"].status, zones["bet:1"].amount) == ("ok", 0), zones["bet:1"]  # the line crosses it
+    blind = vision.Counter(dataclasses.replace(calib, empty=None), counter.models)  # an older calibration file
+    zones = blind.count(render(scene, layout, camera, seed=3)).zones
+    assert zones["bet:2"].status == "uncertain" and zones["bet:1"].status != "ok"
+
+
 def test_a_mixed_stack_is_reported_chip_by_chip():
     """A blue 500 under a grey 50, read on its side in every frame, is reported as 550, not as two 50s
     (the renderer's ``mixed`` condition: 7 zone-frames held stable at the top's value times the count

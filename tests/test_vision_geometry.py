@@ -1,5 +1,6 @@
 """Table geometry: the zone layout, ArUco calibration on rendered pictures."""
 import dataclasses
+import json
 
 import cv2
 import numpy as np
@@ -83,8 +84,22 @@ def test_calibration_recovers_the_rendering_camera(tmp_path, camera):
     again = load_calibration(path)
     assert again.layout.camera == camera and again.layout.reference == calib.layout.reference
     assert np.allclose(again.camera.project(corners), calib.camera.project(corners))
+    assert np.abs(again.empty.astype(int) - image.astype(int)).mean() < 1.0  # the empty table, as JPEG
     picture = draw_calibration(image, calib)
     assert picture.shape == (720, 1280, 3) and (picture != image).any()
+
+
+def test_a_damaged_empty_table_picture_is_a_clear_error_and_an_older_file_has_none(tmp_path):
+    layout = load_layout(LAYOUT)
+    calib = calibrate_table(cv2.imread(f"{DATA}/table_right.jpg"), layout, "right")
+    path = tmp_path / "table.json"
+    calib.save(path)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "empty": "not a picture"}))
+    with pytest.raises(CalibrationError, match=r"table.json: empty: not a JPEG picture"):
+        load_calibration(path)
+    path.write_text(json.dumps({k: v for k, v in data.items() if k != "empty"}))
+    assert load_calibration(path).empty is None
 
 
 def test_a_marker_behind_a_zone_is_found():

@@ -132,7 +132,8 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
         cv2.imwrite(str(root / table), render(_scene(Scene(colours=HOUSE_004), condition.calibration), layout,
                                               camera, seed=1), jpeg)
         chips = {}
-        for value, show in calibration_shows(layout, HOUSE_004).items():
+        shows = calibration_shows(layout, HOUSE_004, betting_line=condition.calibration.get("betting_line", 0.0))
+        for value, show in shows.items():
             chips[str(value)] = f"chips_{mount.name}_{value}.jpg"
             cv2.imwrite(str(root / chips[str(value)]),
                         render(_scene(show, condition.calibration), layout, camera, seed=value), jpeg)

@@ -480,9 +480,11 @@ def sequence(rng: np.random.Generator, layout: Layout, colours: dict[int, str], 
 HOUSE_004 = {50: "grey", 100: "red", 200: "green", 500: "blue", 1000: "black", 2000: "pink"}
 
 
-def calibration_shows(layout: Layout, colours: dict[int, str], seed: int = 7) -> dict[int, Scene]:
+def calibration_shows(layout: Layout, colours: dict[int, str], seed: int = 7,
+                      betting_line: float = 0.0) -> dict[int, Scene]:
     """One scene per denomination: single chips of it in the camera's chip zones (four in
-    the pot, two in each bet zone), as the camera sees them apart."""
+    the pot, two in each bet zone), as the camera sees them apart; with a printed *betting_line*
+    (as ``Scene.betting_line``) on the felt, as the calibration asks: off the line."""
     rng = np.random.default_rng(seed)
     camera = mount_camera(layout)
     spots = []
@@ -492,12 +494,27 @@ def calibration_shows(layout: Layout, colours: dict[int, str], seed: int = 7) ->
             spots += [(cx - 120, cy - 40), (cx - 40, cy + 40), (cx + 50, cy - 40), (cx + 130, cy + 40)]
         elif zone.kind == "bet":
             spots += [(cx - 40, cy), (cx + 40, cy)]
+    if betting_line:
+        spots = [_off_line(x, y, layout, betting_line) for x, y in spots]
     shows = {}
     for value in sorted(colours):
         stacks = apart([Stack(float(x), float(y), value, 1) for x, y in spots], layout, camera)
         light = _gains(float(g) for g in rng.uniform(0.9, 1.1, 3))
-        shows[value] = Scene(stacks=stacks, light=light, colours=dict(colours), noise=2.5)
+        shows[value] = Scene(stacks=stacks, light=light, colours=dict(colours), noise=2.5,
+                             betting_line=betting_line)
     return shows
+
+
+def _off_line(x: float, y: float, layout: Layout, inset: float) -> tuple[float, float]:
+    """A chip's place (x, y) moved across the straight sides of a betting line *inset* mm in from the
+    felt's edge until the chip clears it by 6 mm (towards the table's middle)."""
+    clear = layout.chip_diameter / 2 + LINE_MM / 2 + 6.0
+    at = [x, y]
+    for axis, half in ((0, layout.width / 2 - inset), (1, layout.depth / 2 - inset)):
+        side = math.copysign(half, at[axis])
+        if abs(at[axis] - side) < clear:
+            at[axis] = side - math.copysign(clear, at[axis])
+    return at[0], at[1]
 
 
 def write_evaluation_set(out: str, layout_path: str, scenes: int = 8, frames: int = 10, seed: int = 2026) -> None:

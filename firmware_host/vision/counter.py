@@ -87,6 +87,7 @@ UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) whe
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
+PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
 THIN_CUT = 0.05  # chip footprints (width squared) of the zone the cut may take away: more is an arm's
 
 
@@ -244,6 +245,62 @@ class Counter:
             order = [m for u, m in models.chips.items() if u != v] + [models.chips[v]]
             self._models[v] = (np.array([m.mean for m in order], np.float32), np.array([m.spread for m in order],
                                                                                      np.float32))
+        self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
+        self._printed = np.zeros(calib.image_size[::-1], bool)  # the print's pixels in the whole picture
+        for roi in self.rois:
+            if roi.zone.name in self._prints:
+                (rows, cols), _ = self._prints[roi.zone.name]
+                self._printed[rows + roi.y0, cols + roi.x0] = True
+
+    def _learn_prints(self, empty: np.ndarray) -> dict[str, tuple[tuple[np.ndarray, np.ndarray], np.ndarray]]:
+        """Per chip zone, the felt's print seen in the empty table's picture: its thin not-felt pixels
+        (a printed line, a logo's strokes: thinner than ``THIN`` chip widths; a marker, or a chip left on
+        the table, is not thin) and their light-normalised colour, as (rows, columns), colours."""
+        if empty.shape[1::-1] != tuple(self.calib.image_size):
+            return {}
+        white = np.maximum(self.white(empty).astype(np.float32), 1.0)
+        out = {}
+        for roi in self.rois:
+            if roi.zone.kind == "cards":
+                continue
+            smooth = cv2.blur(empty[roi.y0:roi.y1, roi.x0:roi.x1], (3, 3))
+            off = self.not_felt(smooth, white).astype(np.uint8)
+            width = self.calib.chip_diameter_px(*np.array(roi.zone.polygon).mean(0))
+            thin = int(THIN * width) | 1
+            opened = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
+            _, labels, stats, _ = _components(((off > 0) & (opened == 0)).astype(np.uint8))
+            big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= THIN_CUT * width * width)  # not a marker's corner
+            printed = np.isin(labels, big[big > 0]).astype(np.uint8)
+            rows, cols = np.nonzero(cv2.dilate(printed, np.ones((3, 3), np.uint8)))  # and its blurred edges
+            if len(rows):
+                out[roi.zone.name] = ((rows, cols), smooth[rows, cols].astype(np.float32) / white)
+        return out
+
+    def near_print(self, stack: StackSeen) -> bool:
+        """Whether the felt's print (seen in the empty table's picture) lies within 3 px of a single
+        chip *stack*'s outline: its side's colour may hold the print's (chip calibration leaves it out)."""
+        rings = np.vstack([self._ring(stack.x, stack.y, 0.0), self._ring(stack.x, stack.y, self.t)])
+        (x0, y0), (x1, y1) = np.floor(rings.min(0)).astype(int) - 4, np.ceil(rings.max(0)).astype(int) + 5
+        h, w = self._printed.shape
+        if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+            return True
+        outline = np.zeros((y1 - y0, x1 - x0), np.uint8)
+        cv2.fillConvexPoly(outline, cv2.convexHull(np.round(rings - (x0, y0)).astype(np.int32)), 1)
+        near = cv2.dilate(outline, np.ones((7, 7), np.uint8)).astype(bool)
+        return bool((self._printed[y0:y1, x0:x1] & near).any())
+
+    def _unprinted(self, name: str, fg: np.ndarray, smooth: np.ndarray, white: np.ndarray) -> np.ndarray:
+        """*fg* (a chip zone's not-felt pixels) less the felt's print where it looks as it did in the empty
+        table's picture (within ``PRINT_MATCH`` of the light, each channel): a chip over it does not."""
+        printed = self._prints.get(name)
+        if printed is None:
+            return fg
+        (rows, cols), colour = printed
+        now = smooth[rows, cols].astype(np.float32) / np.maximum(white.astype(np.float32), 1.0)
+        same = np.abs(now - colour).max(1) < PRINT_MATCH
+        fg = fg.copy()
+        fg[rows[same], cols[same]] = False
+        return fg
 
     # -- helpers -----------------------------------------------------------------------------
     def _patch_box(self, patch: np.ndarray) -> tuple[tuple[int, int, int, int], np.ndarray]:
@@ -842,6 +899,8 @@ class Counter:
             smooth = cv2.blur(crop, (3, 3))
             white_here = white if roi.zone.kind != "cards" or relit is None else raw_white
             fg = self.not_felt(smooth, white_here)
+            if roi.zone.kind != "cards":
+                fg = self._unprinted(roi.zone.name, fg, smooth, white_here)
             f = _Lazy(smooth, white_here)
             if roi.zone.kind == "cards":
                 cards[roi.zone.name] = self._card(roi.mask[::2, ::2], roi.zone.name, f, fg, motion)
@@ -925,14 +984,16 @@ class Counter:
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
             inside = roi.zone.inside(cx, cy)
-            if inside < -EDGE_MM and (labels[roi.mask] == i).sum() <= 0.2 * width * width:
-                continue  # the base is in another zone (and little of it over this one)
+            if inside < -EDGE_MM and ((labels[roi.mask] == i).sum() <= 0.2 * width * width or self._beyond_outline(
+                    blob, (x, y), (roi.x0, roi.y0), cx, cy, self.calib.layout.max_stack) <= BEYOND_FOOTPRINTS):
+                continue  # little of this blob over this zone, or it is one stack (of another zone)
+            base_w = base_cols[-1] - base_cols[0] + 1
+            one = 0.6 * width <= base_w <= 1.5 * width  # one stack's width
             if inside < EDGE_MM:  # on the zone's edge, or over the zone from beyond it (a stack joined to a printed
                 # line, whose lowest point is then the line's): whose chips these are is the dealer's call
                 worst = min(worst, 0.2)
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))
                 continue
-            base_w = base_cols[-1] - base_cols[0] + 1
             if TWO_BASES[0] * width <= base_w <= TWO_BASES[1] * width and not halved:
                 # two stacks touching side by side: each measured on its half of the blob (cut between bases)
                 part = np.zeros_like(fg)
@@ -941,7 +1002,7 @@ class Counter:
                 m, sub, sub_stats, _ = _components(part)
                 work += [(sub, k, sub_stats[k], split, True, thinned) for k in range(1, m)]
                 continue
-            if not 0.6 * width <= base_w <= 1.5 * width:
+            if not one:
                 if thinned:  # cut from an arm, not from a printed line: the arm is over the zone
                     return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
                 worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
@@ -1188,6 +1249,9 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     for v, img in shows.items():
         stacks = [s for zc in counter.count(img).zones.values() for s in zc.stacks if s.colour is not None]
         mine = [s for s in stacks if s.value == v] or stacks
+        clean = [s for s in mine if not counter.near_print(s)]  # a chip on the felt's print: its edges and
+        mine = clean if len(clean) >= 3 else mine  # side hold the print's colour (too few others: all, which the
+        # print may make look alike: stacks left uncertain)
         if mine:
             excess[v] = float(np.median([s.excess_px for s in mine]))
             inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
