@@ -984,7 +984,8 @@ class Counter:
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
             inside = roi.zone.inside(cx, cy)
-            if inside < -EDGE_MM and ((labels[roi.mask] == i).sum() <= 0.2 * width * width or self._beyond_outline(
+            over = int((blob & roi.mask[y:y + bh, x:x + bw]).sum())  # its pixels over the zone
+            if inside < -EDGE_MM and (over <= 0.2 * width * width or self._beyond_outline(
                     blob, (x, y), (roi.x0, roi.y0), cx, cy, self.calib.layout.max_stack) <= BEYOND_FOOTPRINTS):
                 continue  # little of this blob over this zone, or it is one stack (of another zone)
             base_w = base_cols[-1] - base_cols[0] + 1
