@@ -88,6 +88,7 @@ FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt be
 BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
 PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
+PRINT_PART = 0.05  # chip footprints: the least part of the print kept (a marker's or a patch's corners are less)
 THIN_CUT = 0.05  # chip footprints (width squared) of the zone the cut may take away: more is an arm's
 
 
@@ -246,10 +247,12 @@ class Counter:
             self._models[v] = (np.array([m.mean for m in order], np.float32), np.array([m.spread for m in order],
                                                                                      np.float32))
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
-        self._printed = np.zeros(calib.image_size[::-1], bool)  # the print's pixels in the whole picture
+        self._printed: np.ndarray | None = None  # the print's pixels in the whole picture
         for roi in self.rois:
             if roi.zone.name in self._prints:
                 (rows, cols), _ = self._prints[roi.zone.name]
+                if self._printed is None:
+                    self._printed = np.zeros(calib.image_size[::-1], bool)
                 self._printed[rows + roi.y0, cols + roi.x0] = True
 
     def _learn_prints(self, empty: np.ndarray) -> dict[str, tuple[tuple[np.ndarray, np.ndarray], np.ndarray]]:
@@ -269,7 +272,7 @@ class Counter:
             thin = int(THIN * width) | 1
             opened = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
             _, labels, stats, _ = _components(((off > 0) & (opened == 0)).astype(np.uint8))
-            big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= THIN_CUT * width * width)  # not a marker's corner
+            big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= PRINT_PART * width * width)
             printed = np.isin(labels, big[big > 0]).astype(np.uint8)
             rows, cols = np.nonzero(cv2.dilate(printed, np.ones((3, 3), np.uint8)))  # and its blurred edges
             if len(rows):
@@ -279,6 +282,8 @@ class Counter:
     def near_print(self, stack: StackSeen) -> bool:
         """Whether the felt's print (seen in the empty table's picture) lies within 3 px of a single
         chip *stack*'s outline: its side's colour may hold the print's (chip calibration leaves it out)."""
+        if self._printed is None:
+            return False
         rings = np.vstack([self._ring(stack.x, stack.y, 0.0), self._ring(stack.x, stack.y, self.t)])
         (x0, y0), (x1, y1) = np.floor(rings.min(0)).astype(int) - 4, np.ceil(rings.max(0)).astype(int) + 5
         h, w = self._printed.shape
@@ -288,6 +293,14 @@ class Counter:
         cv2.fillConvexPoly(outline, cv2.convexHull(np.round(rings - (x0, y0)).astype(np.int32)), 1)
         near = cv2.dilate(outline, np.ones((7, 7), np.uint8)).astype(bool)
         return bool((self._printed[y0:y1, x0:x1] & near).any())
+
+    def _elsewhere(self, blob: np.ndarray, at: tuple[int, int], roi: _Roi, x: float, y: float, width: float) -> bool:
+        """Whether a blob (at *at* in *roi*) placed at (x, y), beyond the zone, is another zone's: little of
+        it (0.2 chip footprint) over this zone, or it fits the outline of one stack standing there (not a stack
+        of this zone joined to a printed line, whose lowest point is the line's)."""
+        over = int((blob & roi.mask[at[1]:at[1] + blob.shape[0], at[0]:at[0] + blob.shape[1]]).sum())
+        return over <= 0.2 * width * width or self._beyond_outline(
+            blob, at, (roi.x0, roi.y0), x, y, self.calib.layout.max_stack) <= BEYOND_FOOTPRINTS
 
     def _unprinted(self, name: str, fg: np.ndarray, smooth: np.ndarray, white: np.ndarray) -> np.ndarray:
         """*fg* (a chip zone's not-felt pixels) less the felt's print where it looks as it did in the empty
@@ -984,10 +997,8 @@ class Counter:
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
             cx, cy = self._base(u, roi.y0 + y + bh - 0.5)
             inside = roi.zone.inside(cx, cy)
-            over = int((blob & roi.mask[y:y + bh, x:x + bw]).sum())  # its pixels over the zone
-            if inside < -EDGE_MM and (over <= 0.2 * width * width or self._beyond_outline(
-                    blob, (x, y), (roi.x0, roi.y0), cx, cy, self.calib.layout.max_stack) <= BEYOND_FOOTPRINTS):
-                continue  # little of this blob over this zone, or it is one stack (of another zone)
+            if inside < -EDGE_MM and self._elsewhere(blob, (x, y), roi, cx, cy, width):
+                continue  # another zone's
             base_w = base_cols[-1] - base_cols[0] + 1
             one = 0.6 * width <= base_w <= 1.5 * width  # one stack's width
             if inside < EDGE_MM:  # on the zone's edge, or over the zone from beyond it (a stack joined to a printed
