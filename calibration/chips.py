@@ -82,6 +82,8 @@ class ChipModels:
     left_out: dict[int, int] = field(default_factory=dict)  # chips shown but left out of each model (outliers)
     card: CardReference | None = None  # the colour card under this light (None: the white patch only)
     card_note: str = field(default="", compare=False)  # why there is no card (calibration's message; not saved)
+    on_print: dict[int, tuple[int, int]] = field(default_factory=dict, compare=False)  # chips found on the felt's
+    # print and all chips found, per denomination (calibration's message; not saved)
     alike: tuple[tuple[int, int, float], ...] = ()  # pairs the camera cannot tell apart, with their separation
     side: dict[int, ColourModel] = field(default_factory=dict)  # each denomination's side (a chip's edge)
 

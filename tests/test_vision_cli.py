@@ -1,4 +1,5 @@
 """tablectl calibrate table / calibrate chips / bench vision, run as an installer runs them."""
+import dataclasses
 import json
 import subprocess
 import sys
@@ -9,7 +10,7 @@ import cv2
 from calibration.chips import load_models
 from calibration.geometry import load_layout
 from calibration.mount import mount_camera
-from firmware_host.sim.render import HOUSE_004, calibration_shows, render
+from firmware_host.sim.render import HOUSE_004, Scene, calibration_shows, render
 
 
 def tablectl(*args, cwd=None):
@@ -61,6 +62,29 @@ def test_calibrate_chips_warns_of_a_pair_it_cannot_tell_apart(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "warning: chips 100 and 2000 look alike" in done.stderr and "left uncertain" in done.stderr
     assert load_models(tmp_path / "c.json").unsure == {100, 2000}
+
+
+def test_calibrate_chips_says_when_its_chips_stand_on_the_felts_print(tmp_path):
+    """A betting line printed through the bet zones, the calibration chips placed as usual (half the bet
+    zones' chips on the line): those are left out of the side and edge models where three others remain
+    (the pot's); where not (the left camera: bet zones only), the installer is told to move them."""
+    layout = load_layout("hardware/camera/table8.toml").view("left")
+    camera = mount_camera(layout)
+    empty = tmp_path / "empty.jpg"
+    cv2.imwrite(str(empty), render(Scene(colours=HOUSE_004, betting_line=235.0), layout, camera, seed=1))
+    table = tmp_path / "table.json"
+    done = tablectl("calibrate", "table", "--camera", "left", "--image", str(empty), "--out", str(table),
+                    "--picture", str(tmp_path / "t.jpg"))
+    assert done.returncode == 0, done.stderr
+    shows = []
+    for value, scene in calibration_shows(layout, HOUSE_004).items():
+        path = tmp_path / f"show_{value}.jpg"
+        cv2.imwrite(str(path), render(dataclasses.replace(scene, betting_line=235.0), layout, camera, seed=value))
+        shows += ["--show", f"{value}={path}"]
+    done = tablectl("calibrate", "chips", "--table", str(table), *shows, "--out", str(tmp_path / "c.json"),
+                    "--picture", str(tmp_path / "sheet.jpg"))
+    assert done.returncode == 0, done.stderr
+    assert "stand on the felt's print" in done.stderr and "place the chips off the printed lines" in done.stderr
 
 
 def test_calibrate_chips_wants_the_whole_chip_set_of_the_profile(tmp_path):

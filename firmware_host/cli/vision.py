@@ -182,6 +182,13 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
         if n:
             print(f"  {value:5}: {n} chip(s) left out of its colour model: far from the other {value} chips "
                   "(another colour, a shadow or a reflection on it?)")
+    for value, (on, found) in sorted(models.on_print.items()):
+        if found - on >= 3:
+            print(f"  {value:5}: {on} chip(s) on the felt's print left out of its side and edge models")
+        else:
+            print(f"warning: {value}: {on} of its {found} chips stand on the felt's print (its colour on their edges):"
+                  " too few off it, all kept; place the chips off the printed lines and calibrate again",
+                  file=sys.stderr)
     if models.side_alike:
         print("sides alike (a stack whose side shows one of these under another denomination is left uncertain): "
               + ", ".join(f"{a} and {b} ({sep:.1f})" for a, b, sep in models.side_alike))

@@ -1257,13 +1257,14 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions, seen=visible)
     counter = Counter(calib, models)
-    excess, inlay, side = {}, {}, {}
+    excess, inlay, side, on_print = {}, {}, {}, {}
     for v, img in shows.items():
         stacks = [s for zc in counter.count(img).zones.values() for s in zc.stacks if s.colour is not None]
         mine = [s for s in stacks if s.value == v] or stacks
         clean = [s for s in mine if not counter.near_print(s)]  # a chip on the felt's print: its edges and
-        mine = clean if len(clean) >= 3 else mine  # side hold the print's colour (too few others: all, which the
-        # print may make look alike: stacks left uncertain)
+        if len(clean) < len(mine):  # side hold the print's colour
+            on_print[v] = (len(mine) - len(clean), len(mine))
+        mine = clean if len(clean) >= 3 else mine  # (too few others: all, which the print may make look alike)
         if mine:
             excess[v] = float(np.median([s.excess_px for s in mine]))
             inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
@@ -1272,7 +1273,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
                 side[v] = np.array(sides)
     models = learn(samples, felt, excess, directions, inlay, side, visible)
     card, note = colour_card(finder, list(shows.values()))
-    return dataclasses.replace(models, card=card, card_note=note)
+    return dataclasses.replace(models, card=card, card_note=note, on_print=on_print)
 
 
 def colour_card(finder: Counter, pictures: list[np.ndarray]) -> tuple[CardReference | None, str]:

@@ -327,6 +327,10 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     if models.side_alike:
         note += "; sides alike (stacks topped by these left uncertain): " + ", ".join(
             f"{a} and {b}" for a, b, _ in models.side_alike)
+    figures["on_print"] = {str(v): list(n) for v, n in models.on_print.items()}
+    if models.on_print:
+        note += ", chips on the felt's print (left out of the side models where 3 others remain): " + ", ".join(
+            f"{on} of {found} {v}" for v, (on, found) in models.on_print.items())
     if figures["left_out"]:
         note += ", chips left out of the colour models: " + ", ".join(
             f"{n} of {v}" for v, n in figures["left_out"].items())
