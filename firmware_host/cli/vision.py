@@ -183,7 +183,7 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
             print(f"  {value:5}: {n} chip(s) left out of its colour model: far from the other {value} chips "
                   "(another colour, a shadow or a reflection on it?)")
     for value, (on, found) in sorted(models.on_print.items()):
-        if found - on >= 3:
+        if found - on >= vision.PRINT_CLEAN:
             print(f"  {value:5}: {on} chip(s) on the felt's print left out of its side and edge models")
         else:
             print(f"warning: {value}: {on} of its {found} chips stand on the felt's print (its colour on their edges):"

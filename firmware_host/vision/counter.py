@@ -89,6 +89,7 @@ BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
 PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
 PRINT_PART = 0.05  # chip footprints: the least part of the print kept (a marker's or a patch's corners are less)
+PRINT_CLEAN = 3  # chips of a denomination off the print that chip calibration learns its side and edge from
 THIN_CUT = 0.05  # chip footprints (width squared) of the zone the cut may take away: more is an arm's
 
 
@@ -298,8 +299,7 @@ class Counter:
         """Whether a blob (at *at* in *roi*) placed at (x, y), beyond the zone, is another zone's: little of
         it (0.2 chip footprint) over this zone, or it fits the outline of one stack standing there (not a stack
         of this zone joined to a printed line, whose lowest point is the line's)."""
-        over = int((blob & roi.mask[at[1]:at[1] + blob.shape[0], at[0]:at[0] + blob.shape[1]]).sum())
-        return over <= 0.2 * width * width or self._beyond_outline(
+        return _over(blob, at, roi) <= 0.2 * width * width or self._beyond_outline(
             blob, at, (roi.x0, roi.y0), x, y, self.calib.layout.max_stack) <= BEYOND_FOOTPRINTS
 
     def _unprinted(self, name: str, fg: np.ndarray, smooth: np.ndarray, white: np.ndarray) -> np.ndarray:
@@ -982,7 +982,7 @@ class Counter:
             touches = x == 0 or y == 0 or x + bw == w or y + bh == h
             max_area = width * (width + self.calib.layout.max_stack * 1.6)
             if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
-                if (labels[roi.mask] == i).sum() <= 0.2 * width * width:
+                if _over(blob, (x, y), roi) <= 0.2 * width * width:
                     continue  # a card or an arm beside the zone
                 # over the zone itself: an arm, unless a thin print (a line) joins a stack to the table's edge or
                 # an arm beside the zone: then cut where thin, if little of the zone is cut away
@@ -1264,7 +1264,8 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         clean = [s for s in mine if not counter.near_print(s)]  # a chip on the felt's print: its edges and
         if len(clean) < len(mine):  # side hold the print's colour
             on_print[v] = (len(mine) - len(clean), len(mine))
-        mine = clean if len(clean) >= 3 else mine  # (too few others: all, which the print may make look alike)
+        mine = clean if len(clean) >= PRINT_CLEAN else mine  # (too few others: all, which the print may make look
+        # alike)
         if mine:
             excess[v] = float(np.median([s.excess_px for s in mine]))
             inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
@@ -1340,6 +1341,11 @@ def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, ...]) ->
     near = card_px[:y + height, w0:w1].copy()
     near[:, lo - w0:hi - w0] = False
     return (w0, w1, near) if near.sum() >= 20 else None
+
+
+def _over(blob: np.ndarray, at: tuple[int, int], roi: _Roi) -> int:
+    """How many of a blob's pixels (its box at *at* in *roi*) lie over the zone itself."""
+    return int((blob & roi.mask[at[1]:at[1] + blob.shape[0], at[0]:at[0] + blob.shape[1]]).sum())
 
 
 def _components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:

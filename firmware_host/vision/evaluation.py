@@ -302,7 +302,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     """``calibrate table`` then ``calibrate chips`` on a camera's pictures, as an installer runs them;
     a refusal is kept as the reason, not raised."""
     from calibration.geometry import CalibrationError, calibrate_table
-    from firmware_host.vision.counter import Counter, learn_chips
+    from firmware_host.vision.counter import PRINT_CLEAN, Counter, learn_chips
     try:
         calib = calibrate_table([read_picture(p) for p in pictures.table], layout, name)
     except CalibrationError as exc:
@@ -329,8 +329,9 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
             f"{a} and {b}" for a, b, _ in models.side_alike)
     figures["on_print"] = {str(v): list(n) for v, n in models.on_print.items()}
     if models.on_print:
-        note += ", chips on the felt's print (left out of the side models where 3 others remain): " + ", ".join(
-            f"{on} of {found} {v}" for v, (on, found) in models.on_print.items())
+        note += (f", chips on the felt's print (left out of the side models where {PRINT_CLEAN} others remain): "
+                 + ", ".join(
+                     f"{on} of {found} {v}" for v, (on, found) in models.on_print.items()))
     if figures["left_out"]:
         note += ", chips left out of the colour models: " + ", ".join(
             f"{n} of {v}" for v, n in figures["left_out"].items())
