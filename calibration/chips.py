@@ -11,7 +11,8 @@ chip whose colour stands far from the others of its denomination (a chip of
 another colour in the picture, one read through a shadow or a reflection) is
 left out and named, instead of widening the model until two denominations overlap.
 Each denomination's side (a chip's edge) has a model too: a mixed stack's chips
-are read on its side, one by one.
+are read on its side, one by one. A side's level is its logarithm (:func:`side_features`):
+the edge's shading changes a side's level by a share of it, a dark chip's as a light one's.
 """
 from __future__ import annotations
 
@@ -24,10 +25,13 @@ import numpy as np
 
 from firmware_host.vision.colour import CardReference
 
-__all__ = ["ChipModels", "ColourModel", "edge_direction", "features", "inliers", "learn", "load_models"]
+__all__ = ["ChipModels", "ColourModel", "edge_direction", "features", "inliers", "learn", "load_models",
+           "side_features"]
 
 MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
-SIDE_SPREAD = np.array([0.015, 0.015, 0.05])  # a side's: a chip's edge is a few rows, blurred into its neighbours'
+SIDE_SPREAD = np.array([0.015, 0.015, 0.15])  # a side's (the level's, its logarithm's): a chip's edge is a few
+# rows, blurred into its neighbours'
+SIDE_FLOOR = 0.004  # the darkest side level kept before its logarithm (one grey level of 255)
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
 OUTLIER_SPREADS = 5.0  # a sample this many robust spreads from its denomination's median is left out
 EDGE_NOISE = 5e-4  # variance (light-normalised units) a pixel's colour has from noise alone
@@ -38,6 +42,17 @@ def features(bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
     p = bgr.astype(np.float32) / np.maximum(np.asarray(white, np.float32), 1.0)
     s = p.sum(axis=-1, keepdims=True) + 1e-3
     return np.concatenate([p[..., :2] / s, s / 3], axis=-1)
+
+
+def side_features(bgr: np.ndarray, white: np.ndarray) -> np.ndarray:
+    """Side pixels (... x 3 BGR) to (chroma b, chroma g, natural logarithm of the value), as :func:`features`.
+
+    >>> [round(float(x), 2) for x in side_features(np.array([[60.0, 60.0, 60.0]]), np.array([240.0, 240.0, 240.0]))[0]]
+    [0.33, 0.33, -1.38]
+    """
+    f = features(bgr, white)
+    f[..., 2] = np.log(np.maximum(f[..., 2], SIDE_FLOOR))
+    return f
 
 
 @dataclass(frozen=True)
@@ -161,7 +176,8 @@ class ChipModels:
                 "inlay": {str(v): c for v, c in self.inlay.items()},
                 "card": self.card.to_dict() if self.card else None,
                 "alike": [[a, b, sep] for a, b, sep in self.alike],
-                "side": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.side.items()}}
+                "side": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.side.items()},
+                "side_level": "log"}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -255,8 +271,20 @@ def load_models(path: str | Path) -> ChipModels:
                       {int(v): float(c) for v, c in data.get("inlay", {}).items()},
                       card=CardReference.from_dict(data["card"]) if data.get("card") else None,
                       alike=tuple((int(a), int(b), float(sep)) for a, b, sep in data.get("alike", [])),
-                      side={int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"]))
+                      side={int(v): _side_level(ColourModel(tuple(m["mean"]), tuple(m["spread"])),
+                                                data.get("side_level"))
                             for v, m in data.get("side", {}).items()})
+
+
+def _side_level(model: ColourModel, level: str | None) -> ColourModel:
+    """A saved side model in :func:`side_features`' space: a file written before the side's level was a
+    logarithm (no ``side_level``) has it linear; its mean and spread are carried over (the spread as a
+    share of the level, floored at ``SIDE_SPREAD``)."""
+    if level == "log":
+        return model
+    (cb, cg, v), (sb, sg, sv) = model.mean, model.spread
+    v = max(v, SIDE_FLOOR)
+    return ColourModel((cb, cg, float(np.log(v))), (sb, sg, max(sv / v, float(SIDE_SPREAD[2]))))
 
 
 def _triple(values: Iterable[float]) -> tuple[float, float, float]:

@@ -1,5 +1,6 @@
 """Chip counting, stability, occlusion and face-up cards on rendered pictures."""
 import dataclasses
+import json
 
 import cv2
 import numpy as np
@@ -49,7 +50,23 @@ def test_models_round_trip(table, tmp_path):
     models.save(tmp_path / "chips.json")
     again = load_models(tmp_path / "chips.json")
     assert again.chips == models.chips and again.edge_bias == models.edge_bias and again.inlay == models.inlay
+    assert again.side == models.side and sorted(models.side) == sorted(HOUSE_004)
     assert sorted(models.inlay) == sorted(HOUSE_004) and all(c > 0.2 for c in models.inlay.values())
+
+
+def test_a_side_model_saved_with_a_linear_level_is_read_as_a_logarithm(table, tmp_path):
+    """Chip files written before a side's level was a logarithm (``calibration.chips.side_features``)
+    have no ``side_level``: the level and its spread are carried over (log of the mean, the spread as a
+    share of it), so a saved set keeps reading mixed stacks."""
+    models = table[2]
+    data = json.loads(json.dumps(models.to_dict()))
+    del data["side_level"]
+    for m in data["side"].values():
+        m["mean"][2], m["spread"][2] = float(np.exp(m["mean"][2])), 0.2 * float(np.exp(m["mean"][2]))
+    (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
+    old = load_models(tmp_path / "old.json")
+    for v, m in old.side.items():
+        assert m.mean == pytest.approx(models.side[v].mean, abs=1e-9) and m.spread[2] == pytest.approx(0.2)
 
 
 def test_two_denominations_of_one_colour_are_left_uncertain_the_others_counted(table):
@@ -304,7 +321,8 @@ def test_a_red_stack_before_a_red_card_back_is_counted_where_felt_shows(table, c
 def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch):
     """Red stacks in front of seat:2's red card back, some with their whole top against the card, a
     green stack beside some: counted or left to the dealer, never wrong. Without the top face's
-    centre check, the card's far edge is read as the top of some of them."""
+    centre check and the reading of the stacks' sides, the card's far edge is read as the top of some
+    of them (the sides alone catch them since a side's level is a logarithm)."""
     counter = table[3]
     shots = []
     for k, (x, y, count) in enumerate([(-800, -160, 6), (-805, -130, 3), (-790, -150, 7), (-810, -100, 4),
@@ -318,6 +336,7 @@ def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch
         (zc.amount, truth) for zc, truth in results if zc.status == "ok" and zc.amount != truth]
     assert sum(zc.status == "ok" for zc, _ in results) >= 5  # where felt shows over the top: counted
     monkeypatch.setattr(vision.Counter, "_inlay_peaks", lambda *args: True)
+    monkeypatch.setattr(vision.Counter, "_sides", lambda *args: ((), False))
     blind = [(counter.count(frame).zones["bet:2"], truth) for frame, truth in shots]
     assert any(zc.status == "ok" and zc.amount != truth for zc, truth in blind)
 
