@@ -88,6 +88,7 @@ BOTTOM_RESIDUAL = 0.11  # a bottom chip this near another denomination's mix wit
 BLED_NEARER = 0.5  # nearer than its own denomination's) may be that one: a grey 50 under green 200s on green felt
 LEVEL_APART = 0.3  # a chip's side this much (natural logarithm of the level) off its stack's top chip's: another
 # denomination's, if nearer its side model (a plain stack's chips, 95 %: under 0.47; under 0.3 in 89 %)
+LEVEL_FLOOR = 0.06  # and this much (share of the white patch): a black chip's edge gets light added, not scaled
 SIDE_FAR = 4.0  # with LEVEL_APART: a lower chip this many spreads from the top's side model is not the top's
 SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, as read and relative to the top
 # chip's side: not the top's denomination, whichever it is nearest to (a side far from every model)
@@ -666,13 +667,17 @@ class Counter:
 
     def _level_apart(self, side: np.ndarray, value: int) -> bool:
         """Whether a chip under a stack's top (*side*: its chips' side features, bottom to top) is
-        ``LEVEL_APART`` (logarithm of the level) darker or brighter than the top chip and nearer
-        another denomination's side than *value*'s or ``SIDE_FAR`` from it: two chips of one stack,
-        under one light, differ in level by its shading only (a stack's shadow read as a chip under
-        it does not)."""
+        ``LEVEL_APART`` (logarithm of the level) and ``LEVEL_FLOOR`` darker or brighter than the top
+        chip, and nearer another denomination's side than *value*'s or, darker, ``SIDE_FAR`` from it:
+        two chips of one stack, under one light, differ in level by its shading only (a stack's
+        shadow read as a chip under it does not)."""
         below = side[:-1]
-        apart = np.abs(below[:, 2] - side[-1, 2]) >= LEVEL_APART
-        unlike = (self.models.side_nearer(below, value) < 1) | (self.models.side[value].distance(below) > SIDE_FAR)
+        if len(below) == 0 or value not in self.models.side:
+            return False
+        apart = ((np.abs(below[:, 2] - side[-1, 2]) >= LEVEL_APART)
+                 & (np.abs(np.exp(below[:, 2]) - np.exp(side[-1, 2])) >= LEVEL_FLOOR))
+        far = (below[:, 2] < side[-1, 2]) & (self.models.side[value].distance(below) > SIDE_FAR)  # a shadow?
+        unlike = (self.models.side_nearer(below, value) < 1) | far
         return bool((apart & unlike).any())
 
     def _below_top(self, side: np.ndarray, value: int) -> np.ndarray:
