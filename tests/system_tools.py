@@ -3,6 +3,7 @@ missing, as the broker is (``.ci/run`` installs them up front); a test fails, ne
 from __future__ import annotations
 
 import shutil
+import signal
 
 import pytest
 
@@ -21,3 +22,10 @@ def system_tool(name: str, package: str) -> str:
             pytest.fail(f"{name} is not installed and could not be ({why or 'not found after install'}): "
                         f"sudo apt-get install {package}")
     return found
+
+
+def ctrl_c_default() -> None:
+    """``preexec_fn`` for a child a test sends Ctrl-C (SIGINT) as a terminal would: its default action back.
+    A suite started in the background by a shell without job control ignores SIGINT, and its children
+    inherit that (Python then installs no KeyboardInterrupt handler in them)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from system_tools import ctrl_c_default
+
 
 def tablectl(*args):
     return subprocess.run([sys.executable, "-m", "firmware_host.cli", *args], capture_output=True, text=True,
@@ -131,7 +133,7 @@ def test_sigterm_and_ctrl_c_leave_no_broker_and_no_temp_directory(tmp_path):
     for sig, code in ((signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, 130)):
         env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
         proc = subprocess.Popen([sys.executable, "-m", "firmware_host.cli", "demo", "--speed", "1", "--hall-dir",
-                                 str(tmp_path / "hall")], env=env,
+                                 str(tmp_path / "hall")], env=env, preexec_fn=ctrl_c_default,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = proc.stdout.readline()
         port = int(re.search(r"127\.0\.0\.1:(\d+)", first).group(1))

@@ -14,6 +14,7 @@ from firmware_host.mqtt.watch import TableView
 from firmware_host.service.config import load_config
 from firmware_host.service.service import Service, demo_source
 from mqtt_helpers import shipped_broker, user, write_config
+from system_tools import ctrl_c_default
 
 TABLECTL = Path(sys.executable).with_name("tablectl")
 
@@ -30,7 +31,8 @@ def hall(tmp_path):
 def watch(port: int, password: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([str(TABLECTL), "watch", "t1", "--port", str(port), "--username", "public",
                              "--password-file", str(password), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_default)
 
 
 def play(tmp_path: Path, port: int) -> Service:
