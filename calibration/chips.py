@@ -31,6 +31,7 @@ __all__ = ["ChipModels", "ColourModel", "edge_direction", "features", "inliers",
 MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
 SIDE_SPREAD = np.array([0.015, 0.015, 0.15])  # a side's (the level's, its logarithm's): a chip's edge is a few
 # rows, blurred into its neighbours'
+LINEAR_SIDE_SPREAD = np.array([0.015, 0.015, 0.05])  # a side's spread floor with a linear level (the look-alikes')
 SIDE_FLOOR = 0.004  # the darkest side level kept before its logarithm (one grey level of 255)
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
 OUTLIER_SPREADS = 5.0  # a sample this many robust spreads from its denomination's median is left out
@@ -101,6 +102,7 @@ class ChipModels:
     # print and all chips found, per denomination (calibration's message; not saved)
     alike: tuple[tuple[int, int, float], ...] = ()  # pairs the camera cannot tell apart, with their separation
     side: dict[int, ColourModel] = field(default_factory=dict)  # each denomination's side (a chip's edge)
+    linear_alike: tuple[tuple[int, int, float], ...] = ()  # side look-alikes measured with a linear level
 
     @property
     def unsure(self) -> frozenset[int]:
@@ -110,10 +112,12 @@ class ChipModels:
     @property
     def side_alike(self) -> tuple[tuple[int, int, float], ...]:
         """Pairs of denominations whose chips' sides are under ``MIN_SEPARATION`` apart, with their
-        separation: a chip read on a stack's side as either is not read (its stack is left uncertain)."""
-        values = sorted(self.side)
-        pairs = ((a, b, separation(self.side[a], self.side[b])) for i, a in enumerate(values) for b in values[i + 1:])
-        return tuple((a, b, round(sep, 2)) for a, b, sep in pairs if sep < MIN_SEPARATION)
+        separation: a chip read on a stack's side as either is not read (its stack is left uncertain).
+        Apart in logarithm of the level (:func:`side_features`) and with a linear level
+        (``linear_alike``): a black side's level is tighter in logarithm, but a grey chip in a green
+        stack on green felt, or under a light the calibration did not see, is read as the black or
+        the green with confidence (measured: docs/vision.md)."""
+        return _pairs(self.side, dict(((a, b), sep) for a, b, sep in self.linear_alike))
 
     def alike_text(self) -> list[str]:
         """One line per look-alike pair, for the installer."""
@@ -177,7 +181,7 @@ class ChipModels:
                 "card": self.card.to_dict() if self.card else None,
                 "alike": [[a, b, sep] for a, b, sep in self.alike],
                 "side": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.side.items()},
-                "side_level": "log"}
+                "side_level": "log", "linear_alike": [[a, b, sep] for a, b, sep in self.linear_alike]}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -229,6 +233,8 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
     if len(samples) < 2:
         raise ValueError("show at least two denominations")
     shown = {int(v): len(np.asarray(s).reshape(-1, 3)) for v, s in samples.items()}
+    sides = {int(v): np.asarray(f, np.float64).reshape(-1, 3) for v, f in (side or {}).items()
+             if len(np.asarray(f).reshape(-1, 3))}
     kept = {int(v): np.asarray(s).reshape(-1, 3)[inliers(s)] for v, s in samples.items()}
     chips = {v: ColourModel.fit(s) for v, s in kept.items() if len(s)}
     missing = sorted(set(shown) - set(chips))
@@ -249,14 +255,32 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
                       {int(v): _triple(d) for v, d in (edge_dir or {}).items()},
                       {int(v): float(c) for v, c in (inlay or {}).items()},
                       {v: shown[v] - len(kept[v]) for v in sorted(kept)}, alike=tuple(alike),
-                      side={int(v): _side_model(np.asarray(f).reshape(-1, 3)) for v, f in (side or {}).items()
-                            if len(np.asarray(f).reshape(-1, 3))})
+                      side={int(v): _side_model(f) for v, f in sides.items()},
+                      linear_alike=_pairs({v: _side_model(_linear(f), LINEAR_SIDE_SPREAD) for v, f in sides.items()}))
 
 
-def _side_model(samples: np.ndarray) -> ColourModel:
-    """A side's model: its inliers' median, the spread floored at ``SIDE_SPREAD``."""
+def _side_model(samples: np.ndarray, floor: np.ndarray = SIDE_SPREAD) -> ColourModel:
+    """A side's model: its inliers' median, the spread floored at *floor*."""
     fit = ColourModel.fit(samples[inliers(samples)])
-    return ColourModel(fit.mean, tuple(np.maximum(fit.spread, SIDE_SPREAD).tolist()))
+    return ColourModel(fit.mean, tuple(np.maximum(fit.spread, floor).tolist()))
+
+
+def _linear(samples: np.ndarray) -> np.ndarray:
+    """Side features (:func:`side_features`) with the level back from its logarithm."""
+    out = np.array(samples, np.float64)
+    out[:, 2] = np.exp(out[:, 2])
+    return out
+
+
+def _pairs(models: dict[int, ColourModel], more: dict[tuple[int, int], float] | None = None,
+           ) -> tuple[tuple[int, int, float], ...]:
+    """The pairs of *models* under ``MIN_SEPARATION`` apart, with their separation (the lesser of theirs and
+    *more*'s, pairs measured otherwise)."""
+    values = sorted(models)
+    found = {(a, b): separation(models[a], models[b]) for i, a in enumerate(values) for b in values[i + 1:]}
+    for pair, sep in (more or {}).items():
+        found[pair] = min(sep, found.get(pair, sep))
+    return tuple((a, b, round(sep, 2)) for (a, b), sep in sorted(found.items()) if sep < MIN_SEPARATION)
 
 
 def load_models(path: str | Path) -> ChipModels:
@@ -265,15 +289,17 @@ def load_models(path: str | Path) -> ChipModels:
     if data.get("kind") != "chip-colours":
         raise ValueError(f"{path}: not a chip colour file")
     chips = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data["chips"].items()}
+    saved = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data.get("side", {}).items()}
+    linear = data.get("side_level") != "log"  # a file written before the level was a logarithm
     return ChipModels(chips, ColourModel(tuple(data["felt"]["mean"]), tuple(data["felt"]["spread"])),
                       {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()},
                       {int(v): _triple(d) for v, d in data.get("edge_dir", {}).items()},
                       {int(v): float(c) for v, c in data.get("inlay", {}).items()},
                       card=CardReference.from_dict(data["card"]) if data.get("card") else None,
                       alike=tuple((int(a), int(b), float(sep)) for a, b, sep in data.get("alike", [])),
-                      side={int(v): _side_level(ColourModel(tuple(m["mean"]), tuple(m["spread"])),
-                                                data.get("side_level"))
-                            for v, m in data.get("side", {}).items()})
+                      side={int(v): _side_level(m, data.get("side_level")) for v, m in saved.items()},
+                      linear_alike=tuple((int(a), int(b), float(sep)) for a, b, sep in data["linear_alike"])
+                      if "linear_alike" in data else (_pairs(saved) if linear else ()))
 
 
 def _side_level(model: ColourModel, level: str | None) -> ColourModel:

@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 import pytest
 
-from calibration.chips import load_models
+from calibration.chips import ColourModel, _pairs, load_models
 from calibration.geometry import calibrate_table, load_layout
 from firmware_host.observations import ChipsInZone
 from firmware_host.sim.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
@@ -57,7 +57,7 @@ def test_models_round_trip(table, tmp_path):
 def test_a_side_model_saved_with_a_linear_level_is_read_as_a_logarithm(table, tmp_path):
     """Chip files written before a side's level was a logarithm (``calibration.chips.side_features``)
     have no ``side_level``: the level and its spread are carried over (log of the mean, the spread as a
-    share of it), so a saved set keeps reading mixed stacks."""
+    share of it), so a saved set keeps reading mixed stacks; its look-alike sides are its models'."""
     models = table[2]
     data = json.loads(json.dumps(models.to_dict()))
     del data["side_level"]
@@ -67,6 +67,8 @@ def test_a_side_model_saved_with_a_linear_level_is_read_as_a_logarithm(table, tm
     old = load_models(tmp_path / "old.json")
     for v, m in old.side.items():
         assert m.mean == pytest.approx(models.side[v].mean, abs=1e-9) and m.spread[2] == pytest.approx(0.2)
+    linear = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data["side"].items()}
+    assert old.linear_alike == _pairs(linear)  # the look-alikes as that file's models measured them
 
 
 def test_two_denominations_of_one_colour_are_left_uncertain_the_others_counted(table):

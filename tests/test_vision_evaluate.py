@@ -31,17 +31,13 @@ def copy_set(tmp_path, edit=None):
 
 
 def test_evaluate_the_committed_set_prints_figures_per_tag_then_one_json_line():
-    """The committed set (the usual light, arms): no count wrong; 99.4 % exact (99.6 % until a stack's bottom
-    chip that looks like another denomination's chip bled into the felt made its stack uncertain: one
-    zone-frame of 700, a green 200 stack's, so that a grey 50 under green 200s on the physically based
-    sessions' green felt is not read as a 200)."""
     done = tablectl("vision", "evaluate", str(DATA))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     figures = json.loads(lines[-1])
     for share in ("exact_share", "uncertain_share", "unreadable_share", "wrong_share"):
         assert 0 <= figures[share] <= 1
-    assert figures["frames"] == 160 and figures["wrong_share"] == 0 and figures["exact_share"] >= 0.994
+    assert figures["frames"] == 160 and figures["wrong_share"] == 0 and figures["exact_share"] >= 0.995
     assert figures["covered_wrong"] == 0 and figures["covered_stable"] == 0 and figures["stable_wrong"] == 0
     assert set(figures["tags"]) == {"usual", "arm"}
     assert any(line.startswith("  usual ") for line in lines) and any(line.startswith("  arm ") for line in lines)
@@ -147,7 +143,7 @@ def test_no_confident_wrong_count_on_another_take_of_a_session(take):
     until a lower chip's side over ``SIDE_UNLIKE`` spreads from the top's side model made its stack
     uncertain; flicker-lens-124's red 100 under two black 1000s read as three 1000s (11.1 %) until a stack
     topped by a denomination whose side looks like another's was left uncertain (``ChipModels.side_alike``).
-    With a side's level a logarithm (no look-alike sides left there), 8.9 % and flicker-lens-134's 1000
+    With the look-alike sides measured on the level's logarithm alone, 8.9 % and flicker-lens-134's 1000
     under a 100 and a 200 9.8 %, until a lower chip ``LEVEL_APART`` from the top's level and nearer another
     denomination's side made its stack uncertain."""
     done = tablectl("vision", "evaluate", str(RETAKE / take))
@@ -185,34 +181,32 @@ def test_frames_of_one_take_counted_with_the_calibration_of_another(frames, cali
     read as 1000, whose side model is within 4 spreads of the 50's: ``side_alike``), cool-bright 7.0 %,
     flicker-lens 12.2 % and 11.1 %, cool-bright's first take with either retake's calibration 11.4 % and
     9.1 % (two blue 500s under a black 1000 read as three 1000s; a grey 50 under two green 200s read
-    as three 200s: the 200's side looks like the 1000's in those calibrations). With a side's level a
-    logarithm: cool-bright-111 with cool-bright's calibration 4.7 % (a pink 2000 at a stack's bottom, bled
-    into the green felt, read as a grey 50), and the reverse 1.1 % (a grey 50 under two green 200s read as
-    a 200), until the felt's bleeding into a bottom chip was allowed for (``BLED_RESIDUAL``,
-    ``BOTTOM_RESIDUAL``); flicker-lens-124 with flicker-lens's calibration 1.1 % (twelve 200s read as
-    thirteen: the base's shadow read as a chip, its level apart from the top's and ``SIDE_FAR`` from the
-    200's side)."""
+    as three 200s: the 200's side looks like the 1000's in those calibrations). With the look-alike sides
+    measured only on the level's logarithm: cool-bright-111 with cool-bright's calibration 4.7 % (a pink 2000
+    at a stack's bottom read as a grey 50), the reverse 1.1 % (a grey 50 under two green 200s read as a 200),
+    flicker-lens-124 with flicker-lens's 1.1 % (twelve 200s read as thirteen: the base's shadow read as a
+    chip; ``SIDE_FAR``)."""
     done = tablectl("vision", "evaluate", str(frames), "--calibration", str(calibration))
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.15, figures
 
 
-def test_a_black_chips_side_is_told_from_a_grey_ones_by_its_level():
-    """A side's level is a logarithm (``calibration.chips.side_features``): a chip's shading darkens its
-    edge by a share of its level, a black chip's as a grey one's. With a linear level every cool-bright
-    calibration had the black 1000's side within 4 spreads of the grey 50's or the green 200's (a
-    look-alike: every stack topped by one was uncertain); now none. cool-touching counted with cool-bright's
-    calibration: 50 -> 75 % exact, none wrong."""
+def test_side_look_alikes_are_measured_with_the_level_linear_and_as_a_logarithm(tmp_path):
+    """A side's level is read as a logarithm (``calibration.chips.side_features``): in cool-bright's
+    calibrations the black 1000's side is then over 4 spreads from every other. The look-alike pairs are
+    still also measured with a linear level (``ChipModels.linear_alike``: the 1000 with the 50 and the 200,
+    as before): on the logarithm alone, a grey 50 under green 200s and four 50s under spots were read wrong
+    with confidence (docs/vision.md). The pairs survive a save and a load."""
+    from calibration.chips import _pairs, load_models
     from firmware_host.vision.evaluation import calibrate_camera
     bright = load_set(PHYSICAL / "cool-bright")
-    for camera, pictures in bright.calibration.items():
-        assert calibrate_camera(bright.layout, camera, pictures).counter.models.side_alike == ()
-    done = tablectl("vision", "evaluate", str(PHYSICAL / "cool-touching"),
-                    "--calibration", str(PHYSICAL / "cool-bright"))
-    assert done.returncode == 0, done.stderr
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.7, figures
+    models = calibrate_camera(bright.layout, "right", bright.calibration["right"]).counter.models
+    assert _pairs(models.side) == ()
+    assert {(a, b) for a, b, _ in models.linear_alike} == {(50, 1000), (200, 1000)}
+    assert models.side_alike == models.linear_alike
+    models.save(tmp_path / "chips.json")
+    assert load_models(tmp_path / "chips.json").side_alike == models.side_alike
 
 
 def _zone_read(root, camera, picture, zone):

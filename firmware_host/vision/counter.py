@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from calibration.chips import ChipModels, ColourModel, features, felt_bgr, side_features
+from calibration.chips import ChipModels, ColourModel, features, side_features
 from calibration.geometry import TableCalibration, Zone
 from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
@@ -81,11 +81,6 @@ FOREIGN_NEARER = 1 / 3  # a chip's side this much nearer (distance ratio) anothe
 # top's, as read or relative to the top chip's side: not the top's, however far from every model it is
 FOREIGN_CONFIDENCE = 0.8  # a chip's side read as another denomination than the top's with this confidence:
 # not one stack of the top's denomination (a mixed stack, or one standing behind it)
-BLED_SHARE = 0.6  # the most of the felt's colour a stack's bottom chip shows on its side
-BLED_RESIDUAL = 0.2  # share of a chip's colour its bottom chip may stray from a mix of it and the felt (a plain
-# stack's bottom chip read as another: 0.05-0.16; a bottom chip of another denomination: over 0.27)
-BOTTOM_RESIDUAL = 0.11  # a bottom chip this near another denomination's mix with the felt (and BLED_NEARER times
-BLED_NEARER = 0.5  # nearer than its own denomination's) may be that one: a grey 50 under green 200s on green felt
 LEVEL_APART = 0.3  # a chip's side this much (natural logarithm of the level) off its stack's top chip's: another
 # denomination's, if nearer its side model (a plain stack's chips, 95 %: under 0.47; under 0.3 in 89 %)
 LEVEL_FLOOR = 0.06  # and this much (share of the white patch): a black chip's edge gets light added, not scaled
@@ -617,11 +612,10 @@ class Counter:
                value: int) -> tuple[tuple[int, ...], bool]:
         """A stack's chips read on its side: each chip's value bottom to top when every one is read
         with ``SIDE_CONFIDENCE``, none as a denomination whose side looks like another's
-        (``ChipModels.side_alike``), the top one is the top face's *value* and the bottom one not
-        the chip above it bled into the felt (a mixed stack), and whether a lower chip reads as
-        another denomination (when the top's side reads as its face), unlike the top's or its level
-        apart (a mixed stack, or one behind it), or the side cannot tell (the top's side looks like
-        another denomination's, the bottom chip like another's bled into the felt)."""
+        (``ChipModels.side_alike``) and the top one is the top face's *value* (a mixed stack), and
+        whether a lower chip reads as another denomination (when the top's side reads as its face),
+        unlike the top's or its level apart (a mixed stack, or one behind it), or the side cannot tell
+        (the top's side looks like another denomination's)."""
         if count >= 2 and value in self._side_unsure:  # whatever its side shows, and no chip of it is read
             return (), True
         bgr = self._side_bgr(crop, origin, x, y, count) if self.models.side else None
@@ -632,12 +626,9 @@ class Counter:
         below = self._below_top(side, value)
         foreign = ((read[-1][0] == value and any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read[:-1]))
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
-                   or self._unlike(below, value, count - 1) or self._level_apart(side, value)
-                   or (count >= 2 and not (read[0][0] == value and read[0][1] >= SIDE_CONFIDENCE)
-                       and self._bottom_unsure(bgr, white, value)))
+                   or self._unlike(below, value, count - 1) or self._level_apart(side, value))
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
-                or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
-                or (count >= 2 and read[0][0] != read[1][0] and self._felt_bled(bgr, white))):
+                or any(v in self._side_unsure for v, _ in read)):  # a chip read as a look-alike side: not read
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
 
@@ -650,20 +641,6 @@ class Counter:
         if len(d) == 2 * n:
             d = np.minimum(d[:n], d[n:])
         return bool((d > SIDE_UNLIKE).any())
-
-    def _felt_bled(self, bgr: np.ndarray, white: np.ndarray) -> bool:
-        """Whether a stack's bottom chip (*bgr*: its chips' side colours, bottom to top) looks like the chip
-        above it mixed with the felt (the felt it stands on bleeds into its side: blur, reflection)."""
-        return _bled(bgr[0] / white, bgr[1] / white, felt_bgr(self.models.felt)) < BLED_RESIDUAL
-
-    def _bottom_unsure(self, bgr: np.ndarray, white: np.ndarray, value: int) -> bool:
-        """Whether a stack's bottom chip looks like another denomination's side mixed with the felt, within
-        ``BOTTOM_RESIDUAL`` and ``BLED_NEARER`` times nearer than like *value*'s: its colour does not show it
-        is a *value* chip (a grey chip on green felt, under green chips, looks like a green one)."""
-        felt, seen = felt_bgr(self.models.felt), bgr[0] / white
-        own = _bled(seen, _model_bgr(self.models.side[value]), felt) if value in self.models.side else np.inf
-        return any(_bled(seen, _model_bgr(m), felt) < min(BOTTOM_RESIDUAL, BLED_NEARER * own)
-                   for v, m in self.models.side.items() if v != value)
 
     def _level_apart(self, side: np.ndarray, value: int) -> bool:
         """Whether a chip under a stack's top (*side*: its chips' side features, bottom to top) is
@@ -1384,21 +1361,6 @@ def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, ...]) ->
     near = card_px[:y + height, w0:w1].copy()
     near[:, lo - w0:hi - w0] = False
     return (w0, w1, near) if near.sum() >= 20 else None
-
-
-def _bled(seen: np.ndarray, chip: np.ndarray, felt: np.ndarray) -> float:
-    """How far (share of *chip*'s norm) a colour *seen* is from a mix of *chip*'s and the *felt*'s
-    (light-normalised BGR), the felt's share at most ``BLED_SHARE``."""
-    to_felt = felt - chip
-    share = min(max(float((seen - chip) @ to_felt) / max(float(to_felt @ to_felt), 1e-9), 0.0), BLED_SHARE)
-    return float(np.linalg.norm(seen - chip - share * to_felt)) / max(float(np.linalg.norm(chip)), 1e-6)
-
-
-def _model_bgr(model: ColourModel) -> np.ndarray:
-    """A side model's light-normalised BGR (its level is a logarithm: ``side_features``)."""
-    cb, cg, level = model.mean
-    v = 3 * float(np.exp(level))
-    return np.array([cb * v, cg * v, (1 - cb - cg) * v])
 
 
 def _over(blob: np.ndarray, at: tuple[int, int], roi: _Roi) -> int:
