@@ -60,15 +60,16 @@ def test_a_side_model_saved_with_a_linear_level_is_read_as_a_logarithm(table, tm
     share of it), so a saved set keeps reading mixed stacks; its look-alike sides are its models'."""
     models = table[2]
     data = json.loads(json.dumps(models.to_dict()))
-    del data["side_level"]
+    del data["side_level"], data["linear_alike"]  # as a file written before either
     for m in data["side"].values():
-        m["mean"][2], m["spread"][2] = float(np.exp(m["mean"][2])), 0.2 * float(np.exp(m["mean"][2]))
+        m["mean"][2], m["spread"][2] = float(np.exp(m["mean"][2])), 0.5 * float(np.exp(m["mean"][2]))
     (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
     old = load_models(tmp_path / "old.json")
     for v, m in old.side.items():
-        assert m.mean == pytest.approx(models.side[v].mean, abs=1e-9) and m.spread[2] == pytest.approx(0.2)
+        assert m.mean == pytest.approx(models.side[v].mean, abs=1e-9) and m.spread[2] == pytest.approx(0.5)
     linear = {int(v): ColourModel(tuple(m["mean"]), tuple(m["spread"])) for v, m in data["side"].items()}
-    assert old.linear_alike == _pairs(linear)  # the look-alikes as that file's models measured them
+    assert old.linear_alike == _pairs(linear) != ()  # the look-alikes as that file's (wide) models measured them
+    assert set(old.side_alike) >= set(old.linear_alike)
 
 
 def test_two_denominations_of_one_colour_are_left_uncertain_the_others_counted(table):
