@@ -555,3 +555,16 @@ def test_a_chip_under_the_top_apart_in_level_and_like_another_makes_the_stack_mi
     shadow = side[200] + [0.0, 0.0, -1.0]
     assert counter.models.side[200].distance(shadow) > vision.SIDE_FAR
     assert counter._level_apart(np.array([shadow, side[200]]), 200)
+
+
+def test_a_stack_found_mixed_whose_chips_all_read_as_its_top_is_uncertain(table, monkeypatch):
+    """A rule finds a chip under the top not the top's (``_level_apart``: a red 100 under a pink 2000
+    in the renderer's ``mixed`` condition, 0.6 % of its zone-frames), yet every chip's side reads as the
+    top's denomination: the two disagree, so the stack is not read chip by chip (it was: 4000 for 2100)."""
+    counter = table[3]
+    frame = picture(table, [Stack(60, -150, 2000, 3)], seed=1)
+    plain = counter.count(frame).zones["pot"]
+    assert plain.status == "ok" and plain.chips == ((2000, 3),)
+    monkeypatch.setattr(vision.Counter, "_level_apart", lambda *args: True)
+    found = counter.count(frame).zones["pot"]
+    assert found.status == "uncertain" and found.stacks[0].layers == ()

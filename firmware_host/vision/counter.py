@@ -612,7 +612,7 @@ class Counter:
                value: int) -> tuple[tuple[int, ...], bool]:
         """A stack's chips read on its side: each chip's value bottom to top when every one is read
         with ``SIDE_CONFIDENCE``, none as a denomination whose side looks like another's
-        (``ChipModels.side_alike``) and the top one is the top face's *value* (a mixed stack), and
+        (``ChipModels.side_alike``), the top one is the top face's *value* and one is not (a mixed stack), and
         whether a lower chip reads as another denomination (when the top's side reads as its face),
         unlike the top's or its level apart (a mixed stack, or one behind it), or the side cannot tell
         (the top's side looks like another denomination's)."""
@@ -628,7 +628,8 @@ class Counter:
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
                    or self._unlike(below, value, count - 1) or self._level_apart(side, value))
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
-                or any(v in self._side_unsure for v, _ in read)):  # a chip read as a look-alike side: not read
+                or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
+                or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
 
