@@ -90,6 +90,8 @@ SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, 
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
+VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side look-alike): felt under its base
+VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
 PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
 PRINT_PART = 0.05  # chip footprints: the least part of the print kept (a marker's or a patch's corners are less)
@@ -184,8 +186,10 @@ class Counter:
     def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
         self.calib, self.models = calib, models
         # the denominations whose side looks like another's: a chip is not read as one, and a stack topped by
-        # one cannot be vouched for by its side (the chips under the top could be of the look-alike)
+        # one is counted only when each of its chips vouches for it (those under the top could be the look-alike's)
         self._side_unsure = frozenset(v for a, b, _ in models.side_alike for v in (a, b))
+        # those whose side looks like another's in logarithm of the level too: nothing vouches for such a stack
+        self._level_unsure = frozenset(v for a, b, _ in models.level_alike for v in (a, b))
         self.cam = calib.camera
         self.H_inv = np.linalg.inv(self.cam.homography())
         self.cam_xy = self.cam.position()[:2]
@@ -615,23 +619,37 @@ class Counter:
         (``ChipModels.side_alike``), the top one is the top face's *value* and one is not (a mixed stack), and
         whether a lower chip reads as another denomination (when the top's side reads as its face),
         unlike the top's or its level apart (a mixed stack, or one behind it), or the side cannot tell
-        (the top's side looks like another denomination's)."""
-        if count >= 2 and value in self._side_unsure:  # whatever its side shows, and no chip of it is read
+        (the top's side looks like another denomination's and the chips are not :meth:`_vouched` for)."""
+        alike = count >= 2 and value in self._side_unsure  # a hidden chip could be the look-alike's
+        if count >= 2 and value in self._level_unsure:  # whatever its side shows, and no chip of it is read
             return (), True
         bgr = self._side_bgr(crop, origin, x, y, count) if self.models.side else None
         if bgr is None:
-            return (), False
+            return (), alike
         side = side_features(bgr, white)
         read = [self.models.classify_side(f) for f in side]
         below = self._below_top(side, value)
         foreign = ((read[-1][0] == value and any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read[:-1]))
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
                    or self._unlike(below, value, count - 1) or self._level_apart(side, value))
+        if alike:  # no chip of it is read: a plain stack if each chip vouches for it
+            return (), foreign or not self._vouched(read, value)
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
                 or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
                 or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
             return (), foreign
         return tuple(int(v) for v, _ in read if v is not None), True
+
+    @staticmethod
+    def _vouched(read: list[tuple[int | None, float]], value: int) -> bool:
+        """Whether a stack's chips (*read* on its side, bottom to top) vouch for a plain stack of *value*
+        when its side looks like another denomination's with a linear level: each read as *value*, those
+        under the top with ``MIN_CONFIDENCE`` (the look-alike's level, a logarithm apart, would read
+        otherwise) and the bottom chip, blurred into the felt, with ``VOUCHED_BOTTOM`` (a grey 50 under
+        green 200s on green felt read as a 200 at 0.61); felt under its base is :meth:`_stack`'s
+        (``VOUCHED_BASE``)."""
+        return (all(v == value for v, _ in read) and read[0][1] >= VOUCHED_BOTTOM
+                and min(c for _, c in read[:-1]) >= MIN_CONFIDENCE)
 
     def _unlike(self, below: np.ndarray, value: int, n: int) -> bool:
         """Whether one of a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) is over
@@ -1198,9 +1216,12 @@ class Counter:
         if not layers:  # chips of another denomination under this top, not read one by one: a stack behind it?
             stray |= foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep], bottoms[keep],
                                                    value, ell) >= FOREIGN_CHIPS * per_chip
-        if not card:  # not felt just under the base the edges found: a bottom chip unlike the top's colour (a
-            stray |= self._under_base(cx, cy, crop, origin, felt_bgr) >= BASE_COVERED  # green one on green felt under
-            # a red one, measured along the red's direction) that the edges missed
+        # not felt just under the base the edges found: a bottom chip unlike the top's colour (a green one on
+        # green felt under a red one, measured along the red's direction) that the edges missed
+        under = self._under_base(cx, cy, crop, origin, felt_bgr)
+        stray |= not card and under >= BASE_COVERED
+        if count >= 2 and value in self._side_unsure:  # vouched for chip by chip: and felt under it, seen
+            stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
         if not card and not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
             stray = self._beyond_outline(blob, at, origin, cx, cy, max(1, int(round(est)))) > BEYOND_FOOTPRINTS
         if stray:

@@ -325,8 +325,8 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     if models.alike:
         note += "; look alike (left uncertain): " + ", ".join(f"{a} and {b}" for a, b, _ in models.alike)
     if models.side_alike:
-        note += "; sides alike (stacks topped by these left uncertain): " + ", ".join(
-            f"{a} and {b}" for a, b, _ in models.side_alike)
+        note += ("; sides alike (stacks topped by these counted only when each chip reads as the top on its"
+                 " side): " + ", ".join(f"{a} and {b}" for a, b, _ in models.side_alike))
     figures["on_print"] = {str(v): list(n) for v, n in models.on_print.items()}
     if models.on_print:
         note += (f", chips on the felt's print (left out of the side models where {PRINT_CLEAN} others remain): "
