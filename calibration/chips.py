@@ -103,6 +103,8 @@ class ChipModels:
     alike: tuple[tuple[int, int, float], ...] = ()  # pairs the camera cannot tell apart, with their separation
     side: dict[int, ColourModel] = field(default_factory=dict)  # each denomination's side (a chip's edge)
     linear_alike: tuple[tuple[int, int, float], ...] = ()  # side look-alikes measured with a linear level
+    felt_light: dict[str, float] = field(default_factory=dict)  # each chip zone's felt level in the calibration
+    # pictures (share of the felt model's, under the white patch's light): where the light fell on the table
 
     @property
     def unsure(self) -> frozenset[int]:
@@ -188,7 +190,8 @@ class ChipModels:
                 "card": self.card.to_dict() if self.card else None,
                 "alike": [[a, b, sep] for a, b, sep in self.alike],
                 "side": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.side.items()},
-                "side_level": "log", "linear_alike": [[a, b, sep] for a, b, sep in self.linear_alike]}
+                "side_level": "log", "linear_alike": [[a, b, sep] for a, b, sep in self.linear_alike],
+                "felt_light": dict(self.felt_light)}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -306,7 +309,8 @@ def load_models(path: str | Path) -> ChipModels:
                       alike=tuple((int(a), int(b), float(sep)) for a, b, sep in data.get("alike", [])),
                       side={int(v): _side_level(m, data.get("side_level")) for v, m in saved.items()},
                       linear_alike=tuple((int(a), int(b), float(sep)) for a, b, sep in data["linear_alike"])
-                      if "linear_alike" in data else (_pairs(saved) if linear else ()))
+                      if "linear_alike" in data else (_pairs(saved) if linear else ()),
+                      felt_light={str(z): float(v) for z, v in data.get("felt_light", {}).items()})
 
 
 def _side_level(model: ColourModel, level: str | None) -> ColourModel:

@@ -92,6 +92,9 @@ FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt be
 BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
 VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side look-alike): felt under its base
 VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
+LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, against the rest of the table's, than
+# in the calibration pictures (a spot moved, a lamp out): its chips are not counted (learnt in other light)
+LIGHT_PIXELS = 60  # felt pixels (every fourth row and column) a zone's light is measured on
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
 PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
 PRINT_PART = 0.05  # chip footprints: the least part of the print kept (a marker's or a patch's corners are less)
@@ -230,6 +233,7 @@ class Counter:
         self.card = models.card  # the colour card under the calibration's light (None: white patch only)
         self.patch_boxes = {p.name: self._patch_box(np.array(p.polygon)) for p in lay.mount().patches}
         self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame
+        self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones lit apart
         self.felt = models.felt
         self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
         # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
@@ -247,6 +251,7 @@ class Counter:
         bound = FELT_RESIDUAL * self._felt_norm
         self._felt_low = (FELT_SHADE, -1e9, -bound)  # felt: level FELT_SHADE..1.6, glare to FELT_GLARE, small residual
         self._felt_high = (1.6, FELT_GLARE, bound)
+        self._lit_low, self._lit_high = (FELT_SHADE, -1e9, -bound), (10.0, FELT_GLARE, bound)  # felt: any light
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
         # per denomination: the other denominations' models' means and spreads, then its own
@@ -364,9 +369,51 @@ class Counter:
 
     def relit(self, frame: np.ndarray) -> str | None:
         """Why *frame*'s light is beyond what the calibration covers (None: it is not, or no colour
-        card to tell by, or the card is covered)."""
+        card to tell by, or the card is covered), or has moved on some chip zones (:meth:`light_apart`)."""
         correction = self.correction(frame)
-        return None if correction is None else correction.relit()
+        why = None if correction is None else correction.relit()
+        apart = self.light_apart(frame) if why is None else {}
+        if apart:
+            why = ("the light on " + ", ".join(f"{zone} (x{ratio:.2f})" for zone, ratio in sorted(apart.items()))
+                   + " has moved against the rest of the table's since calibration")
+        return why
+
+    def felt_light(self, frame: np.ndarray) -> dict[str, float]:
+        """Each chip zone's felt level in *frame*: the median of its pixels of the felt's colour at any
+        level (a spot may light it beyond what counting takes for felt), as a share of the felt model's
+        level under the white patch's light (every fourth row and column; a zone with under
+        ``LIGHT_PIXELS`` of them is left out)."""
+        white = self.white(frame)
+        split = self._split * (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
+        out = {}
+        for roi in self.rois:
+            if roi.zone.kind == "cards":
+                continue
+            parts = cv2.transform(frame[roi.y0:roi.y1:4, roi.x0:roi.x1:4].astype(np.float32), split)
+            felt = cv2.inRange(parts, self._lit_low, self._lit_high) > 0
+            level = parts[..., 0][felt & roi.mask[::4, ::4]]
+            if len(level) >= LIGHT_PIXELS:
+                out[roi.zone.name] = float(np.median(level))
+        return out
+
+    def light_apart(self, frame: np.ndarray) -> dict[str, float]:
+        """The chip zones whose light has moved since calibration against the rest of the table's, each
+        with how much (its felt level over the calibration pictures', ``ChipModels.felt_light``, over the
+        median of every zone's; beyond ``LIGHT_APART`` either way): a spot moved or a lamp out over it.
+        The white patch and the colour card cancel a change of the whole light, not one in part of the
+        table; the chip models and edges hold only in the light they were learnt in. Needs 3 zones
+        measured; kept for the same frame (the health check and the count)."""
+        if self._light is not None and self._light[0] is frame:
+            return self._light[1]
+        reference = self.models.felt_light
+        levels = self.felt_light(frame) if reference else {}
+        ratio = {zone: level / reference[zone] for zone, level in levels.items() if reference.get(zone, 0.0) > 0}
+        apart: dict[str, float] = {}
+        if len(ratio) >= 3:
+            middle = float(np.median(list(ratio.values())))
+            apart = {zone: r / middle for zone, r in ratio.items() if abs(np.log(r / middle)) > np.log(LIGHT_APART)}
+        self._light = (frame, apart)
+        return apart
 
     def white(self, frame: np.ndarray) -> np.ndarray:
         """The reference patch's colour in *frame* (BGR)."""
@@ -959,6 +1006,9 @@ class Counter:
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
+        for name in self.light_apart(frame) if relit is None else ():  # lit otherwise than at calibration (a
+            zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0)  # spot
+            # read as an arm too: not held as one)
         return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
@@ -1316,7 +1366,9 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
                 side[v] = np.array(sides)
     models = learn(samples, felt, excess, directions, inlay, side, visible)
     card, note = colour_card(finder, list(shows.values()))
-    return dataclasses.replace(models, card=card, card_note=note, on_print=on_print)
+    lit = [Counter(calib, models).felt_light(img) for img in shows.values()]  # where the light falls
+    felt_light = {z: float(np.median([m[z] for m in lit if z in m])) for z in sorted(set().union(*lit))}
+    return dataclasses.replace(models, card=card, card_note=note, on_print=on_print, felt_light=felt_light)
 
 
 def colour_card(finder: Counter, pictures: list[np.ndarray]) -> tuple[CardReference | None, str]:
