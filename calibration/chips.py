@@ -116,7 +116,7 @@ class ChipModels:
         """Pairs of denominations whose chips' sides are under ``MIN_SEPARATION`` apart, with their
         separation: a chip read on a stack's side as either is not read (a mixed stack holding one is left
         uncertain), and a stack topped by either is counted only when each of its chips vouches for it
-        (read as its top's with confidence; with ``level_alike``, never). Apart in logarithm of the level
+        (read as its top's with confidence, more of it if ``level_alike`` too). Apart in logarithm of the level
         (:func:`side_features`) and with a linear level (``linear_alike``): a black side's level is
         tighter in logarithm, but a grey chip in a green stack on green felt, or under a light the
         calibration did not see, is read as the black or the green with confidence (docs/vision.md)."""
@@ -124,8 +124,8 @@ class ChipModels:
 
     @property
     def level_alike(self) -> tuple[tuple[int, int, float], ...]:
-        """The side look-alike pairs in logarithm of the level alone: a stack topped by either is not
-        vouched for by its chips' sides (``side_alike``'s others may be, chip by chip: the counter's)."""
+        """The side look-alike pairs in logarithm of the level alone: a stack topped by either is vouched
+        for only by chips read with more confidence than ``side_alike``'s others (the counter's)."""
         return _pairs(self.side)
 
     def alike_text(self) -> list[str]:

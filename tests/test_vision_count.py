@@ -576,10 +576,13 @@ def test_a_stack_found_mixed_whose_chips_all_read_as_its_top_is_uncertain(table,
 
 def test_the_chips_that_vouch_for_a_stack_topped_by_a_side_look_alike():
     """``Counter._vouched``: every chip read as the top's denomination on its side, those under the top
-    with ``MIN_CONFIDENCE`` and the bottom one with ``VOUCHED_BOTTOM`` (the top's own confidence is its
-    face's business); a chip read as another, or the top's side read as another, does not vouch."""
+    with ``MIN_CONFIDENCE`` (``SIDE_CONFIDENCE`` when the two sides look alike in logarithm of the level
+    too) and the bottom one with ``VOUCHED_BOTTOM`` (the top's own confidence is its face's business); a
+    chip read as another, or the top's side read as another, does not vouch."""
     vouched = vision.Counter._vouched
     assert vouched([(200, 0.9), (200, 0.6), (200, 0.2)], 200)
+    assert not vouched([(200, 0.9), (200, 0.6), (200, 0.2)], 200, level_alike=True)
+    assert vouched([(200, 0.9), (200, 0.85), (200, 0.2)], 200, level_alike=True)
     assert not vouched([(200, 0.61), (200, 1.0), (200, 1.0)], 200)  # a grey 50 under 200s on green felt
     assert not vouched([(200, 0.9), (200, 0.4), (200, 1.0)], 200)
     assert not vouched([(50, 1.0), (200, 1.0)], 200)

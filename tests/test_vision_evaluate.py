@@ -239,16 +239,17 @@ def _figures(frames, calibration=None):
 
 
 def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_for_it(monkeypatch):
-    """A stack topped by a denomination whose side looks like another's with a linear level (not in
-    logarithm) is counted when its chips vouch for it (``Counter._vouched``): each read as the top's on its
-    side, with ``MIN_CONFIDENCE`` and the bottom one, blurred into the felt, with ``VOUCHED_BOTTOM``; and
-    felt under its base (``VOUCHED_BASE``). dim-warm 27.0 -> 36.0 % exact, none wrong (it was left
-    uncertain). Each part is needed: cool-bright's frames with cool-bright-111's calibration have a grey 50
-    under two green 200s on green felt whose side reads as a 200 at 0.61, and with flicker-lens's the edges
-    miss it (the stack is measured two chips high) but felt is not seen under the base."""
+    """A stack topped by a denomination whose side looks like another's is counted when its chips vouch
+    for it (``Counter._vouched``): each read as the top's on its side, with ``MIN_CONFIDENCE`` (with a
+    linear level only: apart in logarithm) or ``SIDE_CONFIDENCE`` (alike both ways), the bottom one,
+    blurred into the felt, with ``VOUCHED_BOTTOM``; and felt under its base (``VOUCHED_BASE``). dim-warm
+    27.0 -> 42.7 % exact, none wrong (it was left uncertain). Each part is needed: cool-bright's frames
+    with cool-bright-111's calibration have a grey 50 under two green 200s on green felt whose side reads
+    as a 200 at 0.61, and with flicker-lens's the edges miss it (the stack is measured two chips high)
+    but felt is not seen under the base."""
     from firmware_host.vision import counter as vision
     warm = _figures(PHYSICAL / "dim-warm")
-    assert warm["wrong_share"] == 0 and warm["exact_share"] >= 0.35, warm
+    assert warm["wrong_share"] == 0 and warm["exact_share"] >= 0.4, warm
     bright, take, lens = PHYSICAL / "cool-bright", RETAKE / "cool-bright-111", PHYSICAL / "flicker-lens"
     assert _figures(bright, take)["wrong_share"] == 0 and _figures(bright, lens)["wrong_share"] == 0
     monkeypatch.setattr(vision, "VOUCHED_BOTTOM", vision.MIN_CONFIDENCE)
@@ -256,7 +257,7 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
     monkeypatch.setattr(vision, "VOUCHED_BOTTOM", 0.8)
     monkeypatch.setattr(vision, "VOUCHED_BASE", 1.0)
     assert _figures(bright, lens)["wrong_share"] > 0
-    monkeypatch.setattr(vision.Counter, "_vouched", staticmethod(lambda read, value: False))
+    monkeypatch.setattr(vision.Counter, "_vouched", staticmethod(lambda read, value, level_alike=False: False))
     assert _figures(PHYSICAL / "dim-warm")["exact_share"] < 0.3
 
 

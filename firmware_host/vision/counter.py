@@ -191,7 +191,7 @@ class Counter:
         # the denominations whose side looks like another's: a chip is not read as one, and a stack topped by
         # one is counted only when each of its chips vouches for it (those under the top could be the look-alike's)
         self._side_unsure = frozenset(v for a, b, _ in models.side_alike for v in (a, b))
-        # those whose side looks like another's in logarithm of the level too: nothing vouches for such a stack
+        # those whose side looks like another's in logarithm of the level too: only chips read with confidence vouch
         self._level_unsure = frozenset(v for a, b, _ in models.level_alike for v in (a, b))
         self.cam = calib.camera
         self.H_inv = np.linalg.inv(self.cam.homography())
@@ -668,8 +668,6 @@ class Counter:
         unlike the top's or its level apart (a mixed stack, or one behind it), or the side cannot tell
         (the top's side looks like another denomination's and the chips are not :meth:`_vouched` for)."""
         alike = count >= 2 and value in self._side_unsure  # a hidden chip could be the look-alike's
-        if count >= 2 and value in self._level_unsure:  # whatever its side shows, and no chip of it is read
-            return (), True
         bgr = self._side_bgr(crop, origin, x, y, count) if self.models.side else None
         if bgr is None:
             return (), alike
@@ -680,7 +678,7 @@ class Counter:
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
                    or self._unlike(below, value, count - 1) or self._level_apart(side, value))
         if alike:  # no chip of it is read: a plain stack if each chip vouches for it
-            return (), foreign or not self._vouched(read, value)
+            return (), foreign or not self._vouched(read, value, value in self._level_unsure)
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
                 or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
                 or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
@@ -688,15 +686,17 @@ class Counter:
         return tuple(int(v) for v, _ in read if v is not None), True
 
     @staticmethod
-    def _vouched(read: list[tuple[int | None, float]], value: int) -> bool:
+    def _vouched(read: list[tuple[int | None, float]], value: int, level_alike: bool = False) -> bool:
         """Whether a stack's chips (*read* on its side, bottom to top) vouch for a plain stack of *value*
-        when its side looks like another denomination's with a linear level: each read as *value*, those
-        under the top with ``MIN_CONFIDENCE`` (the look-alike's level, a logarithm apart, would read
-        otherwise) and the bottom chip, blurred into the felt, with ``VOUCHED_BOTTOM`` (a grey 50 under
-        green 200s on green felt read as a 200 at 0.61); felt under its base is :meth:`_stack`'s
-        (``VOUCHED_BASE``)."""
+        when its side looks like another denomination's: each read as *value*, those under the top
+        with ``MIN_CONFIDENCE`` when the two are apart in logarithm of the level (the look-alike's chip
+        would read otherwise), with ``SIDE_CONFIDENCE`` when they are not (*level_alike*: only a chip
+        much nearer *value*'s side than the look-alike's vouches), and the bottom chip, blurred into the
+        felt, with ``VOUCHED_BOTTOM`` (a grey 50 under green 200s on green felt read as a 200 at 0.61);
+        felt under its base is :meth:`_stack`'s (``VOUCHED_BASE``)."""
+        least = SIDE_CONFIDENCE if level_alike else MIN_CONFIDENCE
         return (all(v == value for v, _ in read) and read[0][1] >= VOUCHED_BOTTOM
-                and min(c for _, c in read[:-1]) >= MIN_CONFIDENCE)
+                and min(c for _, c in read[:-1]) >= least)
 
     def _unlike(self, below: np.ndarray, value: int, n: int) -> bool:
         """Whether one of a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) is over
