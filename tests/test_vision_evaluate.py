@@ -284,3 +284,19 @@ def test_spots_the_calibration_did_not_see_raise_relit_for_the_zones_they_light(
     assert len(relit) == 1 and all(z in relit[0].detail for z in apart) and "moved against" in relit[0].detail
     own = calibrate_camera(spots.layout, "right", spots.calibration["right"]).counter
     assert [own.light_apart(frame) for frame in frames] == [{}] * len(frames)
+
+
+def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_the_zone_uncertain(monkeypatch):
+    """cool-touching-147, rendered after this stop's other rules as a held-out take: in bet:1 a pink 2000
+    stack of 3 and a green 200 stack of 2 stand behind two touching blue 500 stacks (12 and 7), and only
+    a sliver of each shows beside them. The zone read 9500 for 15900, held stable (5.8 % of the take's
+    zone-frames). A patch of another denomination's colour beyond a stack's outline of
+    ``BEYOND_OTHER`` (0.08) chip footprints or more (the pink sliver: 0.11-0.15; plain stacks on the
+    committed set at most 0.023, the renderer's 2 px blur 0.081) makes the stack, so the zone, uncertain."""
+    from firmware_host.vision import counter as vision
+    take = RETAKE / "cool-touching-147"
+    figures = _figures(take)
+    assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
+    monkeypatch.setattr(vision, "BEYOND_OTHER", 1.0)
+    blind = _figures(take)
+    assert blind["wrong_share"] > 0.05 and blind["stable_wrong"] > 0, blind

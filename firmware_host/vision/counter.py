@@ -22,7 +22,7 @@ never a guess. See ``docs/vision.md``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -68,6 +68,9 @@ INLAY_SHARE = 0.4  # share of its learnt contrast a top face's centre must show 
 INLAY_MIN = 0.15  # a learnt inlay contrast under this confirms no count (the centre does not stand out)
 INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
 BEYOND_FOOTPRINTS = 0.25  # chip footprints of a blob beyond its stack's outline: not one stack (plain: at most 0.09)
+BEYOND_OTHER = 0.08  # chip footprints of one patch of another denomination's colour there: a stack behind it showing
+# beside it (a sliver: 0.11-0.15; plain stacks at most 0.02-0.05, 0.08 blurred 2 px)
+CHROMA_FLOOR = 0.08  # a pixel darker than this (share of the white patch) has no chroma to tell a colour by
 FOREIGN_CHIPS = 1.0  # chips of another denomination's side under a stack's top: a stack behind it, not one stack
 FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour model is not the top's denomination
 OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
@@ -780,11 +783,10 @@ class Counter:
         keep = clear & (chips - chips[clear].min() <= 0.5)
         return keep if keep.sum() >= max(CLEAR_COLUMNS, CLEAR_SHARE * len(cols)) else None
 
-    def _beyond_outline(self, blob: np.ndarray, at: tuple[int, int], origin: tuple[int, int], x: float, y: float,
-                        count: int) -> float:
-        """How much of a stack's blob lies beyond the outline of *count* chips stacked at (x, y)
-        (widened by 2 px for the blur), in chip footprints on the felt: a stack standing behind
-        it and seen beside it, merged with it in the picture, which no column measured."""
+    def _beyond(self, blob: np.ndarray, at: tuple[int, int], origin: tuple[int, int], x: float, y: float,
+                count: int) -> tuple[np.ndarray, float]:
+        """The pixels of a stack's blob beyond the outline of *count* chips stacked at (x, y) (widened
+        by 2 px for the blur), and a chip's footprint on the felt there (px)."""
         ring = self._ring(x, y, 0.0)
         hull = cv2.convexHull(np.vstack([ring, self._ring(x, y, count * self.t)]).astype(np.float32)).reshape(-1, 2)
         out = hull - hull.mean(0)
@@ -792,7 +794,43 @@ class Counter:
         near = np.zeros(blob.shape, np.uint8)
         cv2.fillConvexPoly(near, np.round(hull * 16).astype(np.int32), 1, cv2.LINE_8, 4)
         footprint = float(np.ptp(ring[:, 0]) * np.ptp(ring[:, 1]) * np.pi / 4)
-        return float(np.count_nonzero(blob) - np.count_nonzero(blob & near.view(bool))) / max(footprint, 1.0)
+        beyond: np.ndarray = blob & ~near.view(bool)
+        return beyond, max(footprint, 1.0)
+
+    def _beyond_outline(self, blob: np.ndarray, at: tuple[int, int], origin: tuple[int, int], x: float, y: float,
+                        count: int) -> float:
+        """How much of a stack's blob lies beyond its outline (:meth:`_beyond`), in chip footprints:
+        a stack standing behind it and seen beside it, merged with it in the picture, which no column
+        measured."""
+        beyond, footprint = self._beyond(blob, at, origin, x, y, count)
+        return float(np.count_nonzero(beyond)) / footprint
+
+    def _other_beside(self, f: np.ndarray, beyond: np.ndarray, value: int) -> int:
+        """The largest patch (px, opened by 3 x 3) of *beyond* (a stack's blob beyond its outline; *f*:
+        the blob's colour features) whose chroma is within ``OTHER_SPREADS`` of another denomination's
+        face or side and over ``FOREIGN_SPREADS`` from *value*'s: a stack of another colour behind
+        this one, of which only a sliver shows beside it (its blob too small for ``BEYOND_FOOTPRINTS``)."""
+        px = f[beyond]
+        if not len(px) or value not in self.models.chips:
+            return 0
+        own = self._chroma_distance(px, [self.models.chips[value], self.models.side.get(value)])
+        others = [m for v, m in self.models.chips.items() if v != value]
+        others += [m for v, m in self.models.side.items() if v != value]
+        other = (self._chroma_distance(px, others) < OTHER_SPREADS) & (own > FOREIGN_SPREADS)
+        patch = np.zeros(beyond.shape, np.uint8)
+        patch[beyond] = other & (px[:, 2] > CHROMA_FLOOR)
+        n, _, stats, _ = _components(cv2.morphologyEx(patch, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
+        return int(stats[1:, cv2.CC_STAT_AREA].max()) if n > 1 else 0
+
+    @staticmethod
+    def _chroma_distance(px: np.ndarray, models: Sequence[ColourModel | None]) -> np.ndarray:
+        """Each pixel's (N x 3 features) least chroma distance, in spreads, to *models* (None skipped)."""
+        d = np.full(len(px), np.inf, np.float32)
+        for m in models:
+            if m is not None:
+                d = np.minimum(d, np.sqrt((((px[:, :2] - np.array(m.mean[:2], np.float32))
+                                            / np.array(m.spread[:2], np.float32)) ** 2).sum(-1)))
+        return d
 
     def _foreign_side(self, crop: np.ndarray, white: np.ndarray | None, cols: np.ndarray, tops: np.ndarray,
                       bottoms: np.ndarray, value: int | None, ell: int) -> float:
@@ -1274,6 +1312,9 @@ class Counter:
             stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
         if not card and not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
             stray = self._beyond_outline(blob, at, origin, cx, cy, max(1, int(round(est)))) > BEYOND_FOOTPRINTS
+        if not stray and value is not None:  # or only a sliver of it, of another colour
+            beyond, footprint = self._beyond(blob, at, origin, cx, cy, count)
+            stray = self._other_beside(f, beyond, value) >= BEYOND_OTHER * footprint
         if stray:
             sigma = max(sigma, 1.0)  # not one stack's outline (a card, a stack behind it)
         count_conf, inlay = count_confidence(est, sigma), None
