@@ -1407,7 +1407,8 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
                 side[v] = np.array(sides)
     models = learn(samples, felt, excess, directions, inlay, side, visible)
     card, note = colour_card(finder, list(shows.values()))
-    lit = [Counter(calib, models).felt_light(img) for img in shows.values()]  # where the light falls
+    final = Counter(calib, models)
+    lit = [final.felt_light(img) for img in shows.values()]  # where the light falls on each zone
     felt_light = {z: float(np.median([m[z] for m in lit if z in m])) for z in sorted(set().union(*lit))}
     return dataclasses.replace(models, card=card, card_note=note, on_print=on_print, felt_light=felt_light)
 
