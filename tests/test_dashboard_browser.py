@@ -111,9 +111,13 @@ def test_the_demo_hands_appear_live_and_the_td_resolves_an_irregularity_from_the
         # the table's page: the hand's actions arrive as they happen
         tile.click()
         page.wait_for_selector('#table-page[data-table="t1"] .seat[data-seat]')
-        before = page.locator("#actions li[data-seq]").count()
+        # (the page shows the current hand's actions: hand 2 starts on the way to the hold, so wait for a
+        # later seq, not for more items than now; that raced with the page's load under load in CI)
+        last = page.locator("#actions li[data-seq]").evaluate_all(
+            "items => Math.max(-1, ...items.map(li => Number(li.dataset.seq)))")
         table.gate.open_to(marks["hold"])
-        page.locator("#actions li[data-seq]").nth(before).wait_for()
+        page.wait_for_function("last => [...document.querySelectorAll('#actions li[data-seq]')]"
+                               ".some(li => Number(li.dataset.seq) > last)", arg=last)
         page.screenshot(path=str(shots / "dashboard-table.png"), full_page=True)
         assert page.locator("span.holes").count() == 0                 # the TD never sees hole cards
         # the irregularity: in the queue with its rule, procedure and options, the recommended one first
