@@ -67,6 +67,11 @@ class ColourModel:
         """Distance of features *f* (... x 3) in units of spread."""
         return np.sqrt((((f - np.array(self.mean, np.float32)) / np.array(self.spread, np.float32)) ** 2).sum(-1))
 
+    def chroma_distance(self, f: np.ndarray) -> np.ndarray:
+        """Distance of features *f* (... x 3) in units of spread, in chroma alone (the level left out)."""
+        return np.sqrt((((f[..., :2] - np.array(self.mean[:2], np.float32))
+                         / np.array(self.spread[:2], np.float32)) ** 2).sum(-1))
+
     @classmethod
     def fit(cls, samples: np.ndarray) -> ColourModel:
         samples = np.asarray(samples, np.float64).reshape(-1, 3)

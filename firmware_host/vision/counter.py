@@ -316,7 +316,7 @@ class Counter:
         it (0.2 chip footprint) over this zone, or it fits the outline of one stack standing there (not a stack
         of this zone joined to a printed line, whose lowest point is the line's)."""
         return _over(blob, at, roi) <= 0.2 * width * width or self._beyond_outline(
-            blob, at, (roi.x0, roi.y0), x, y, self.calib.layout.max_stack) <= BEYOND_FOOTPRINTS
+            *self._beyond(blob, at, (roi.x0, roi.y0), x, y, self.calib.layout.max_stack)) <= BEYOND_FOOTPRINTS
 
     def _unprinted(self, name: str, fg: np.ndarray, smooth: np.ndarray, white: np.ndarray) -> np.ndarray:
         """*fg* (a chip zone's not-felt pixels) less the felt's print where it looks as it did in the empty
@@ -797,12 +797,11 @@ class Counter:
         beyond: np.ndarray = blob & ~near.view(bool)
         return beyond, max(footprint, 1.0)
 
-    def _beyond_outline(self, blob: np.ndarray, at: tuple[int, int], origin: tuple[int, int], x: float, y: float,
-                        count: int) -> float:
-        """How much of a stack's blob lies beyond its outline (:meth:`_beyond`), in chip footprints:
-        a stack standing behind it and seen beside it, merged with it in the picture, which no column
-        measured."""
-        beyond, footprint = self._beyond(blob, at, origin, x, y, count)
+    @staticmethod
+    def _beyond_outline(beyond: np.ndarray, footprint: float) -> float:
+        """How much of a stack's blob lies beyond its outline (*beyond*, *footprint*: :meth:`_beyond`), in
+        chip footprints: a stack standing behind it and seen beside it, merged with it in the picture,
+        which no column measured."""
         return float(np.count_nonzero(beyond)) / footprint
 
     def _other_beside(self, f: np.ndarray, beyond: np.ndarray, value: int) -> int:
@@ -813,24 +812,13 @@ class Counter:
         px = f[beyond]
         if not len(px) or value not in self.models.chips:
             return 0
-        own = self._chroma_distance(px, [self.models.chips[value], self.models.side.get(value)])
-        others = [m for v, m in self.models.chips.items() if v != value]
-        others += [m for v, m in self.models.side.items() if v != value]
-        other = (self._chroma_distance(px, others) < OTHER_SPREADS) & (own > FOREIGN_SPREADS)
+        own = [self.models.chips[value]] + ([self.models.side[value]] if value in self.models.side else [])
+        others = [m for v, m in [*self.models.chips.items(), *self.models.side.items()] if v != value]
+        other = (_nearest_chroma(px, others) < OTHER_SPREADS) & (_nearest_chroma(px, own) > FOREIGN_SPREADS)
         patch = np.zeros(beyond.shape, np.uint8)
         patch[beyond] = other & (px[:, 2] > CHROMA_FLOOR)
         n, _, stats, _ = _components(cv2.morphologyEx(patch, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
         return int(stats[1:, cv2.CC_STAT_AREA].max()) if n > 1 else 0
-
-    @staticmethod
-    def _chroma_distance(px: np.ndarray, models: Sequence[ColourModel | None]) -> np.ndarray:
-        """Each pixel's (N x 3 features) least chroma distance, in spreads, to *models* (None skipped)."""
-        d = np.full(len(px), np.inf, np.float32)
-        for m in models:
-            if m is not None:
-                d = np.minimum(d, np.sqrt((((px[:, :2] - np.array(m.mean[:2], np.float32))
-                                            / np.array(m.spread[:2], np.float32)) ** 2).sum(-1)))
-        return d
 
     def _foreign_side(self, crop: np.ndarray, white: np.ndarray | None, cols: np.ndarray, tops: np.ndarray,
                       bottoms: np.ndarray, value: int | None, ell: int) -> float:
@@ -1310,11 +1298,11 @@ class Counter:
         stray |= not card and under >= BASE_COVERED
         if count >= 2 and value in self._side_unsure:  # vouched for chip by chip: and felt under it, seen
             stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
-        if not card and not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
-            stray = self._beyond_outline(blob, at, origin, cx, cy, max(1, int(round(est)))) > BEYOND_FOOTPRINTS
-        if not stray and value is not None:  # or only a sliver of it, of another colour
+        if not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
             beyond, footprint = self._beyond(blob, at, origin, cx, cy, count)
-            stray = self._other_beside(f, beyond, value) >= BEYOND_OTHER * footprint
+            stray = not card and self._beyond_outline(beyond, footprint) > BEYOND_FOOTPRINTS
+            if not stray and value is not None:  # or only a sliver of it, of another colour
+                stray = self._other_beside(f, beyond, value) >= BEYOND_OTHER * footprint
         if stray:
             sigma = max(sigma, 1.0)  # not one stack's outline (a card, a stack behind it)
         count_conf, inlay = count_confidence(est, sigma), None
@@ -1407,8 +1395,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
                 side[v] = np.array(sides)
     models = learn(samples, felt, excess, directions, inlay, side, visible)
     card, note = colour_card(finder, list(shows.values()))
-    final = Counter(calib, models)
-    lit = [final.felt_light(img) for img in shows.values()]  # where the light falls on each zone
+    lit = [counter.felt_light(img) for img in shows.values()]  # where the light falls on each zone (the felt's)
     felt_light = {z: float(np.median([m[z] for m in lit if z in m])) for z in sorted(set().union(*lit))}
     return dataclasses.replace(models, card=card, card_note=note, on_print=on_print, felt_light=felt_light)
 
@@ -1440,6 +1427,11 @@ class _Lazy:
 
     def __getitem__(self, index: Any) -> np.ndarray:
         return features(self.crop[index], self.white)
+
+
+def _nearest_chroma(px: np.ndarray, models: Sequence[ColourModel]) -> np.ndarray:
+    """Each pixel's (N x 3 features) chroma distance to the nearest of *models*, in spreads."""
+    return np.min([m.chroma_distance(px) for m in models], axis=0)
 
 
 def _median(a: np.ndarray, axis: int | None = None) -> Any:
