@@ -287,6 +287,20 @@ def test_spots_the_calibration_did_not_see_raise_relit_for_the_zones_they_light(
     assert [own.light_apart(frame) for frame in frames] == [{}] * len(frames)
 
 
+def test_a_top_face_read_weakly_where_the_light_moved_a_little_is_not_counted(monkeypatch):
+    """spots-green's frames with dim-warm's calibration: in one frame a stack of four grey 50s read as four
+    1000s, its top face about 6 spreads from every model (colour confidence 0.505) in a zone whose felt is
+    lit 0.75 times the rest's against the calibration (under ``LIGHT_APART``). A zone lit ``LIGHT_ASIDE``
+    (1.25) apart with a top face read under ``WEAK_COLOUR`` (0.75) is uncertain: the colour's distance
+    is the light's. Cost on the 68 evaluations: one zone-frame (spots-green with cool-bright's
+    calibration, -1.1 points); the sessions' own light moves a zone's by at most 1.29."""
+    from firmware_host.vision import counter as vision
+    spots, warm = PHYSICAL / "spots-green", PHYSICAL / "dim-warm"
+    assert _figures(spots, warm)["wrong_share"] == 0
+    monkeypatch.setattr(vision, "LIGHT_ASIDE", vision.LIGHT_APART)
+    assert _figures(spots, warm)["wrong_share"] > 0
+
+
 def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_the_zone_uncertain(monkeypatch):
     """cool-touching-147, rendered after this stop's other rules as a held-out take: in bet:1 a pink 2000
     stack of 3 and a green 200 stack of 2 stand behind two touching blue 500 stacks (12 and 7), and only

@@ -97,6 +97,8 @@ VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side
 VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
 LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, against the rest of the table's, than
 # in the calibration pictures (a spot moved, a lamp out): its chips are not counted (learnt in other light)
+LIGHT_ASIDE = 1.25  # ... this many times: a stack there whose top face reads under WEAK_COLOUR is not counted
+WEAK_COLOUR = 0.75  # (the colour's distance from its model is the light's, not the chip's)
 LIGHT_PIXELS = 60  # felt pixels (every fourth row and column) a zone's light is measured on
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
 PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
@@ -236,7 +238,7 @@ class Counter:
         self.card = models.card  # the colour card under the calibration's light (None: white patch only)
         self.patch_boxes = {p.name: self._patch_box(np.array(p.polygon)) for p in lay.mount().patches}
         self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame
-        self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones lit apart
+        self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
         self.felt = models.felt
         self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
         # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
@@ -399,24 +401,29 @@ class Counter:
                 out[roi.zone.name] = float(np.median(level))
         return out
 
-    def light_apart(self, frame: np.ndarray) -> dict[str, float]:
-        """The chip zones whose light has moved since calibration against the rest of the table's, each
-        with how much (its felt level over the calibration pictures', ``ChipModels.felt_light``, over the
-        median of every zone's; beyond ``LIGHT_APART`` either way): a spot moved or a lamp out over it.
-        The white patch and the colour card cancel a change of the whole light, not one in part of the
-        table; the chip models and edges hold only in the light they were learnt in. Needs 3 zones
-        measured; kept for the same frame (the health check and the count)."""
+    def light_moved(self, frame: np.ndarray) -> dict[str, float]:
+        """How much each chip zone's light has moved since calibration against the rest of the table's:
+        its felt level over the calibration pictures' (``ChipModels.felt_light``), over the median of
+        every zone's (1: as at calibration). The white patch and the colour card cancel a change of the
+        whole light, not one in part of the table; the chip models and edges hold only in the light
+        they were learnt in. Needs 3 zones measured (else empty); kept for the same frame (the health
+        check and the count)."""
         if self._light is not None and self._light[0] is frame:
             return self._light[1]
         reference = self.models.felt_light
         levels = self.felt_light(frame) if reference else {}
         ratio = {zone: level / reference[zone] for zone, level in levels.items() if reference.get(zone, 0.0) > 0}
-        apart: dict[str, float] = {}
+        moved: dict[str, float] = {}
         if len(ratio) >= 3:
             middle = float(np.median(list(ratio.values())))
-            apart = {zone: r / middle for zone, r in ratio.items() if abs(np.log(r / middle)) > np.log(LIGHT_APART)}
-        self._light = (frame, apart)
-        return apart
+            moved = {zone: r / middle for zone, r in ratio.items()}
+        self._light = (frame, moved)
+        return moved
+
+    def light_apart(self, frame: np.ndarray) -> dict[str, float]:
+        """The chip zones whose light has moved beyond ``LIGHT_APART`` either way (:meth:`light_moved`):
+        a spot moved or a lamp out over it."""
+        return {zone: r for zone, r in self.light_moved(frame).items() if abs(np.log(r)) > np.log(LIGHT_APART)}
 
     def white(self, frame: np.ndarray) -> np.ndarray:
         """The reference patch's colour in *frame* (BGR)."""
@@ -1032,9 +1039,11 @@ class Counter:
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
-        for name in self.light_apart(frame) if relit is None else ():  # lit otherwise than at calibration (a
-            zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0)  # spot
-            # read as an arm too: not held as one)
+        for name, moved in self.light_moved(frame).items() if relit is None else ():  # lit otherwise than at
+            # calibration (a spot read as an arm too: not held as one), or a little so and a top face read weakly
+            weak = any(s.colour_confidence < WEAK_COLOUR for s in zones[name].stacks)
+            if abs(np.log(moved)) > np.log(LIGHT_APART) or weak and abs(np.log(moved)) > np.log(LIGHT_ASIDE):
+                zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0)
         return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
