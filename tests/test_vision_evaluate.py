@@ -301,6 +301,21 @@ def test_a_top_face_read_weakly_where_the_light_moved_a_little_is_not_counted(mo
     assert _figures(spots, warm)["wrong_share"] > 0
 
 
+def test_a_stack_measured_off_its_blobs_base_is_not_counted(monkeypatch):
+    """dim-warm-152, rendered as a held-out take: in bet:3 a pink 2000 stack of 7 stands in front of a
+    face-down card with a red back on seat:3's card area; split from the card, it was measured as one chip
+    whose base the edges moved about 90 mm, onto the card area (14000 for 26000, with the stop's code and
+    the one before). A stack whose base moves more than ``BASE_MOVED`` chip widths from its blob's lowest
+    point as its edges are measured is not that blob's stack: uncertain (the committed set's and the
+    sessions' stacks move 14.5 mm at most, cool-bright's 26.4)."""
+    from firmware_host.vision import counter as vision
+    take = RETAKE / "dim-warm-152"
+    figures = _figures(take)
+    assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
+    monkeypatch.setattr(vision, "BASE_MOVED", 10.0)
+    assert _figures(take)["wrong_share"] > 0
+
+
 def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_the_zone_uncertain(monkeypatch):
     """cool-touching-147, rendered after this stop's other rules as a held-out take: in bet:1 a pink 2000
     stack of 3 and a green 200 stack of 2 stand behind two touching blue 500 stacks (12 and 7), and only

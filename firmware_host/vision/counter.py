@@ -22,6 +22,7 @@ never a guess. See ``docs/vision.md``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -99,6 +100,7 @@ LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, agai
 # in the calibration pictures (a spot moved, a lamp out): its chips are not counted (learnt in other light)
 LIGHT_ASIDE = 1.25  # ... this many times: a stack there whose top face reads under WEAK_COLOUR is not counted
 WEAK_COLOUR = 0.75  # (the colour's distance from its model is the light's, not the chip's)
+BASE_MOVED = 1.0  # chip widths a stack's base may move from its blob's lowest point as its edges are measured
 LIGHT_PIXELS = 60  # felt pixels (every fourth row and column) a zone's light is measured on
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
 PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
@@ -1151,9 +1153,12 @@ class Counter:
             y0, x0 = max(y - 2, 0), max(x - 2, 0)
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
-            stacks.append(self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
-                                      white, (x, y), fg_raw, own.astype(bool), split, standing, collect))
-            worst = min(worst, stacks[-1].confidence)
+            seen = self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
+                               white, (x, y), fg_raw, own.astype(bool), split, standing, collect)
+            if math.hypot(seen.x - cx, seen.y - cy) > BASE_MOVED * 2 * self.r:  # measured off its blob's base
+                seen = StackSeen(cx, cy, None, 0, 0.2)  # (a card behind it taken for its top): not this one
+            stacks.append(seen)
+            worst = min(worst, seen.confidence)
         counts: dict[int, int] = {}
         for s in stacks:
             for v in s.chips:
