@@ -316,6 +316,20 @@ def test_a_stack_measured_off_its_blobs_base_is_not_counted(monkeypatch):
     assert _figures(take)["wrong_share"] > 0
 
 
+def test_a_mixed_stack_is_read_chip_by_chip_only_when_its_reading_holds_a_little_lower_and_higher(monkeypatch):
+    """cool-bright-171, rendered as a held-out take: a stack of a pink 2000, a blue 500 and a red 100 on top
+    (bet:2) read as 2000, 2000, 100 at confidence 1.0 each, held stable: its rows, 3 px a chip, were a third
+    of a chip low (the base found 3 mm off), so the middle row fell on the pink chip. A mixed stack's chips
+    are read again ``SIDE_SHIFT`` (0.25) chip lower and higher and must read the same; else uncertain
+    (-0.1 points on average on the 68 evaluations: the renderer's ``mixed`` 57.5 -> 54.8 %)."""
+    from firmware_host.vision import counter as vision
+    take = RETAKE / "cool-bright-171"
+    figures = _figures(take)
+    assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.5, figures
+    monkeypatch.setattr(vision, "SIDE_SHIFT", 0.0)
+    assert _figures(take)["stable_wrong"] > 0
+
+
 def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_the_zone_uncertain(monkeypatch):
     """cool-touching-147, rendered after this stop's other rules as a held-out take: in bet:1 a pink 2000
     stack of 3 and a green 200 stack of 2 stand behind two touching blue 500 stacks (12 and 7), and only

@@ -80,6 +80,7 @@ CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a car
 VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
 # one's looks like the felt (refused); one found as often stands out of it whatever its colour model's distance
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
+SIDE_SHIFT = 0.25  # chips: a mixed stack's chips are read again this much lower and higher, and must read alike
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
 FOREIGN_NEARER = 1 / 3  # a chip's side this much nearer (distance ratio) another denomination's side than the
 # top's, as read or relative to the top chip's side: not the top's, however far from every model it is
@@ -648,14 +649,15 @@ class Counter:
         off = np.linalg.norm(px - felt, axis=1) / max(float(np.linalg.norm(felt)), 1.0)
         return float((off > FELT_APART).mean())
 
-    def _side_bgr(self, crop: np.ndarray, origin: tuple[int, int], x: float, y: float, count: int) -> np.ndarray | None:
+    def _side_bgr(self, crop: np.ndarray, origin: tuple[int, int], x: float, y: float, count: int,
+                  shift: float = 0.0) -> np.ndarray | None:
         """Each chip's side colour (*count* x 3 BGR, bottom to top) of a stack at (x, y): per
         chip, the median over the middle half of the stack's columns of the row midway between the
-        front rims of its bottom and its top, sampled between pixels (a white edge spot covers few
-        columns); None when out of the crop."""
+        front rims of its bottom and its top (*shift* chips up from there), sampled between pixels
+        (a white edge spot covers few columns); None when out of the crop."""
         cols = self._middle_columns(x, y)
         rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
-        rows = ((rims[:-1] + rims[1:]) / 2 - origin[1]).astype(np.float32)  # count x columns
+        rows = (rims[:-1] + (rims[1:] - rims[:-1]) * (0.5 + shift) - origin[1]).astype(np.float32)  # count x columns
         cols = cols - origin[0]
         h, w = crop.shape[:2]
         if len(cols) < 3 or cols[0] < 0 or cols[-1] >= w or rows.min() < 0 or rows.max() >= h - 1:
@@ -695,7 +697,13 @@ class Counter:
                 or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
                 or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
             return (), foreign
-        return tuple(int(v) for v, _ in read if v is not None), True
+        layers = tuple(int(v) for v, _ in read if v is not None)
+        for shift in (-SIDE_SHIFT, SIDE_SHIFT):  # each chip read the same a little lower and higher: the
+            moved = self._side_bgr(crop, origin, x, y, count, shift)  # rows are on the chips, not between
+            again = [] if moved is None else [self.models.classify_side(f)[0] for f in side_features(moved, white)]
+            if tuple(again) != layers:
+                return (), True
+        return layers, True
 
     @staticmethod
     def _vouched(read: list[tuple[int | None, float]], value: int, level_alike: bool = False) -> bool:
