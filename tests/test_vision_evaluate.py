@@ -238,6 +238,15 @@ def _figures(frames, calibration=None):
     return evaluate(taken, load_calibration_block(calibration, taken.layout, taken.values) if calibration else None)
 
 
+def _with_and_without(monkeypatch, rule, off, frames, calibration=None):
+    """The figures of *frames* (with *calibration*'s pictures) as the counter stands, then with its
+    constant *rule* set to *off* (the rule that mends a case, switched off)."""
+    from firmware_host.vision import counter as vision
+    with_rule = _figures(frames, calibration)
+    monkeypatch.setattr(vision, rule, off if not callable(off) else off(vision))
+    return with_rule, _figures(frames, calibration)
+
+
 def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_for_it(monkeypatch):
     """A stack topped by a denomination whose side looks like another's is counted when its chips vouch
     for it (``Counter._vouched``): each read as the top's on its side, with ``MIN_CONFIDENCE`` (with a
@@ -294,11 +303,10 @@ def test_a_top_face_read_weakly_where_the_light_moved_a_little_is_not_counted(mo
     (1.25) apart with a top face read under ``WEAK_COLOUR`` (0.75) is uncertain: the colour's distance
     is the light's. Cost on the 68 evaluations: one zone-frame (spots-green with cool-bright's
     calibration, -1.1 points); the sessions' own light moves a zone's by at most 1.29."""
-    from firmware_host.vision import counter as vision
-    spots, warm = PHYSICAL / "spots-green", PHYSICAL / "dim-warm"
-    assert _figures(spots, warm)["wrong_share"] == 0
-    monkeypatch.setattr(vision, "LIGHT_ASIDE", vision.LIGHT_APART)
-    assert _figures(spots, warm)["wrong_share"] > 0
+    figures, without = _with_and_without(monkeypatch, "LIGHT_ASIDE", lambda vision: vision.LIGHT_APART,
+                                         PHYSICAL / "spots-green", PHYSICAL / "dim-warm")
+    assert figures["wrong_share"] == 0
+    assert without["wrong_share"] > 0
 
 
 def test_a_stack_measured_off_its_blobs_base_is_not_counted(monkeypatch):
@@ -308,12 +316,9 @@ def test_a_stack_measured_off_its_blobs_base_is_not_counted(monkeypatch):
     the one before). A stack whose base moves more than ``BASE_MOVED`` chip widths from its blob's lowest
     point as its edges are measured is not that blob's stack: uncertain (the committed set's and the
     sessions' stacks move 14.5 mm at most, cool-bright's 26.4)."""
-    from firmware_host.vision import counter as vision
-    take = RETAKE / "dim-warm-152"
-    figures = _figures(take)
+    figures, without = _with_and_without(monkeypatch, "BASE_MOVED", 10.0, RETAKE / "dim-warm-152")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
-    monkeypatch.setattr(vision, "BASE_MOVED", 10.0)
-    assert _figures(take)["wrong_share"] > 0
+    assert without["wrong_share"] > 0
 
 
 def test_a_mixed_stack_is_read_chip_by_chip_only_when_its_reading_holds_a_little_lower_and_higher(monkeypatch):
@@ -322,12 +327,9 @@ def test_a_mixed_stack_is_read_chip_by_chip_only_when_its_reading_holds_a_little
     of a chip low (the base found 3 mm off), so the middle row fell on the pink chip. A mixed stack's chips
     are read again ``SIDE_SHIFT`` (0.25) chip lower and higher and must read the same; else uncertain
     (-0.1 points on average on the 68 evaluations: the renderer's ``mixed`` 57.5 -> 54.8 %)."""
-    from firmware_host.vision import counter as vision
-    take = RETAKE / "cool-bright-171"
-    figures = _figures(take)
+    figures, without = _with_and_without(monkeypatch, "SIDE_SHIFT", 0.0, RETAKE / "cool-bright-171")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.5, figures
-    monkeypatch.setattr(vision, "SIDE_SHIFT", 0.0)
-    assert _figures(take)["stable_wrong"] > 0
+    assert without["stable_wrong"] > 0
 
 
 def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_the_zone_uncertain(monkeypatch):
@@ -337,10 +339,6 @@ def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_
     zone-frames). A patch of another denomination's colour beyond a stack's outline of
     ``BEYOND_OTHER`` (0.08) chip footprints or more (the pink sliver: 0.11-0.15; plain stacks on the
     committed set at most 0.023, the renderer's 2 px blur 0.081) makes the stack, so the zone, uncertain."""
-    from firmware_host.vision import counter as vision
-    take = RETAKE / "cool-touching-147"
-    figures = _figures(take)
+    figures, blind = _with_and_without(monkeypatch, "BEYOND_OTHER", 1.0, RETAKE / "cool-touching-147")
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
-    monkeypatch.setattr(vision, "BEYOND_OTHER", 1.0)
-    blind = _figures(take)
     assert blind["wrong_share"] > 0.05 and blind["stable_wrong"] > 0, blind

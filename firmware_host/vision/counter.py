@@ -1051,8 +1051,9 @@ class Counter:
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
         for name, moved in self.light_moved(frame).items() if relit is None else ():  # lit otherwise than at
             # calibration (a spot read as an arm too: not held as one), or a little so and a top face read weakly
-            weak = any(s.colour_confidence < WEAK_COLOUR for s in zones[name].stacks)
-            if abs(np.log(moved)) > np.log(LIGHT_APART) or weak and abs(np.log(moved)) > np.log(LIGHT_ASIDE):
+            far = abs(math.log(moved))
+            if far > math.log(LIGHT_APART) or far > math.log(LIGHT_ASIDE) and any(
+                    s.colour_confidence < WEAK_COLOUR for s in zones[name].stacks):
                 zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0)
         return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
 
