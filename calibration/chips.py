@@ -33,6 +33,8 @@ SIDE_SPREAD = np.array([0.015, 0.015, 0.15])  # a side's (the level's, its logar
 # rows, blurred into its neighbours'
 LINEAR_SIDE_SPREAD = np.array([0.015, 0.015, 0.05])  # a side's spread floor with a linear level (the look-alikes')
 SIDE_FLOOR = 0.004  # the darkest side level kept before its logarithm (one grey level of 255)
+DARK_CHROMA = 0.004  # chroma a side's reading may stray per unit of 1 / its level (share of the white patch):
+# a black chip's side (level 0.08-0.13) on a stack reads 7-9 spreads from its single chips' in chroma
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
 OUTLIER_SPREADS = 5.0  # a sample this many robust spreads from its denomination's median is left out
 EDGE_NOISE = 5e-4  # variance (light-normalised units) a pixel's colour has from noise alone
@@ -155,10 +157,19 @@ class ChipModels:
         """
         return self._nearest(self.chips, f)
 
-    def classify_side(self, f: np.ndarray) -> tuple[int | None, float]:
+    def classify_side(self, f: np.ndarray, dark: bool = False) -> tuple[int | None, float]:
         """The denomination whose chips' side is nearest to the features *f* (3,), and a confidence
-        (as :meth:`classify`); None without side models."""
-        return self._nearest(self.side, f) if len(self.side) >= 2 else (None, 0.0)
+        (as :meth:`classify`); None without side models. *dark*: the chroma's spreads widened by
+        ``DARK_CHROMA`` over the side's level, as a dark side's chroma is noise and gloss more than
+        colour (its level tells it)."""
+        if len(self.side) < 2:
+            return None, 0.0
+        if not dark:
+            return self._nearest(self.side, f)
+        extra = DARK_CHROMA / max(float(np.exp(f[2])), SIDE_FLOOR)
+        return self._nearest({v: ColourModel(m.mean, (float(np.hypot(m.spread[0], extra)),
+                                                      float(np.hypot(m.spread[1], extra)), m.spread[2]))
+                              for v, m in self.side.items()}, f)
 
     def side_nearer(self, f: np.ndarray, value: int) -> np.ndarray:
         """How much nearer side features *f* (N x 3) are to another denomination's side than to

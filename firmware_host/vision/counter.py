@@ -693,8 +693,9 @@ class Counter:
         foreign = ((read[-1][0] == value and any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read[:-1]))
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
                    or self._unlike(below, value, count - 1) or self._level_apart(side, value))
-        if alike:  # no chip of it is read: a plain stack if each chip vouches for it
-            return (), foreign or not self._vouched(read, value, value in self._level_unsure)
+        if alike:  # no chip of it is read: a plain stack if each chip vouches for it (its chroma as noisy
+            vouch = [self.models.classify_side(f, dark=True) for f in side]  # as its level is dark)
+            return (), foreign or not self._vouched(vouch, value, value in self._level_unsure)
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
                 or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
                 or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
