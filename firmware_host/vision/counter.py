@@ -716,10 +716,12 @@ class Counter:
         would read otherwise), with ``SIDE_CONFIDENCE`` when they are not (*level_alike*: only a chip
         much nearer *value*'s side than the look-alike's vouches), and the bottom chip, blurred into the
         felt, with ``VOUCHED_BOTTOM`` (a grey 50 under green 200s on green felt read as a 200 at 0.61);
-        felt under its base is :meth:`_stack`'s (``VOUCHED_BASE``)."""
+        felt under its base is :meth:`_stack`'s (``VOUCHED_BASE``). The top chip's side, its row blurred
+        with the brighter face over it, must only not read as another with ``FOREIGN_CONFIDENCE``."""
         least = SIDE_CONFIDENCE if level_alike else MIN_CONFIDENCE
-        return (all(v == value for v, _ in read) and read[0][1] >= VOUCHED_BOTTOM
-                and min(c for _, c in read[:-1]) >= least)
+        top, top_confidence = read[-1]
+        return (all(v == value for v, _ in read[:-1]) and read[0][1] >= VOUCHED_BOTTOM
+                and min(c for _, c in read[:-1]) >= least and (top == value or top_confidence < FOREIGN_CONFIDENCE))
 
     def _unlike(self, below: np.ndarray, value: int, n: int) -> bool:
         """Whether one of a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) is over
