@@ -94,7 +94,8 @@ SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, 
 # chip's side: not the top's denomination, whichever it is nearest to (a side far from every model)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
-BASE_COVERED = 0.3  # share of the columns not felt there: a chip under the base the edges did not see
+BASE_COVERED = 0.25  # share of the columns not felt there: a chip under the base the edges did not see (a green
+# 200 on green felt under a pink 2000 showed 0.29 of its white edge spots: 0.3 read it as one 2000)
 VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side look-alike): felt under its base
 VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
 LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, against the rest of the table's, than
