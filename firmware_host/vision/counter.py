@@ -1100,8 +1100,8 @@ class Counter:
             u = roi.x0 + x + bw / 2
             width = self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh))
             if area < 12 or area < 0.1 * width * width:  # a speck: too small to measure
-                if roi.mask[y + bh // 2, x + bw // 2]:
-                    specks.append((x + bw / 2, y + bh / 2, float(area), width))
+                if split is None and not (halved or thinned) and roi.mask[y + bh // 2, x + bw // 2]:
+                    specks.append((x + bw / 2, y + bh / 2, float(area), width))  # (not a piece cut off a blob)
                 continue
             blob = labels[y:y + bh, x:x + bw] == i
             low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
