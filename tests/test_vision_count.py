@@ -623,3 +623,16 @@ def test_where_the_light_falls_is_saved_with_the_chip_models(table, tmp_path):
     (tmp_path / "old.json").write_text(json.dumps(data))
     older = vision.Counter(table[1], load_models(tmp_path / "old.json"))
     assert older.light_apart(picture(table, seed=4)) == {}
+
+
+def test_specks_that_gather_into_part_of_a_chip_are_something_unread():
+    """``counter._unread``: specks (centre x, y, area, chip width in px), each too small to measure, that
+    gather over ``SPECKS`` chip footprints within ``SPECKS_REACH`` chip widths of one of them: where
+    they gather; scattered over the zone, or too few, None."""
+    from firmware_host.vision.counter import _unread
+    width = 36.0
+    pieces = [(100.0, 50.0, 30.0, width), (110.0, 54.0, 25.0, width), (96.0, 58.0, 20.0, width)]  # 75 px
+    assert _unread(pieces) is not None and abs(_unread(pieces)[0] - 100.0) < 15
+    assert _unread(pieces[:2]) is None  # 55 px: under 0.05 x 36 x 36 = 64.8
+    scattered = [(x, 50.0, 30.0, width) for x in (0.0, 40.0, 80.0, 120.0)]  # 40 px apart: beyond 27 px
+    assert _unread(scattered) is None and _unread([]) is None

@@ -15,9 +15,9 @@ camera, its denomination from the colour of its top face, its count from its
 sub-pixel height in the oblique view against the camera model's height for
 0..N chips at that place. A blob too large over the zone is an arm or a hand:
 the zone is ``occluded`` (unless a thin printed line joined a stack to it: it is cut
-there); a blob of the wrong shape or a count or colour that
-falls between two answers makes the zone ``uncertain`` with a low confidence,
-never a guess. See ``docs/vision.md``.
+there); a blob of the wrong shape, specks that gather into part of a chip, or a
+count or colour that falls between two answers makes the zone ``uncertain`` with
+a low confidence, never a guess. See ``docs/vision.md``.
 """
 from __future__ import annotations
 
