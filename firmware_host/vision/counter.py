@@ -1095,13 +1095,14 @@ class Counter:
             (labels, i, stats[i], None, False, False) for i in range(1, n)]  # card may hold; halved: one of two side
         while work:  # by side; thinned: cut from what thin prints joined it to
             labels, i, (x, y, bw, bh, area), split, halved, thinned = work.pop()
-            if area < 4:
-                continue  # noise
+            whole = split is None and not (halved or thinned)  # as the felt test left it, not a piece cut off
+            if area < 12 and not whole:
+                continue  # a sliver cut off a blob
             u = roi.x0 + x + bw / 2
             width = self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh))
             if area < 12 or area < 0.1 * width * width:  # a speck: too small to measure
-                if split is None and not (halved or thinned) and roi.mask[y + bh // 2, x + bw // 2]:
-                    specks.append((x + bw / 2, y + bh / 2, float(area), width))  # (not a piece cut off a blob)
+                if whole and roi.mask[y + bh // 2, x + bw // 2]:
+                    specks.append((x + bw / 2, y + bh / 2, float(area), width))
                 continue
             blob = labels[y:y + bh, x:x + bw] == i
             low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
