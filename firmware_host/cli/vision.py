@@ -312,11 +312,21 @@ def bench(data: Path, frames: int = 3) -> dict[str, Any]:
 
 
 def physical(root: Path, frames: int = 3) -> dict[str, Any]:
-    """``vision evaluate`` on each set under *root* (the physically based renderer's sessions):
-    session -> its figures."""
-    from firmware_host.vision.evaluation import evaluate, load_set
-    return {d.name: {**evaluate(load_set(d), None, frames), "stable_frames": frames}
-            for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
+    """``vision evaluate`` on each set under *root* (the physically based renderer's sessions), and the
+    speed on one core on its frames when every camera was calibrated: session -> its figures."""
+    from firmware_host.vision.evaluation import calibrate_cameras, evaluate, load_set, read_picture
+    out = {}
+    for d in sorted(root.iterdir()):
+        if not (d / "labels.json").is_file():
+            continue
+        evalset = load_set(d)
+        calibrated = calibrate_cameras(evalset)
+        out[d.name] = {**evaluate(evalset, None, frames, calibrated), "stable_frames": frames}
+        counters = {name: c.counter for name, c in calibrated.items()}
+        if all(c is not None for c in counters.values()):
+            per_frame = _speed(counters, [(f.camera, read_picture(f.file)) for f in evalset.frames])
+            out[d.name].update({"fps_per_core": round(1 / per_frame, 1), "ms_per_frame": round(per_frame * 1000, 2)})
+    return out
 
 
 def cross_light(root: Path, frames: int = 3) -> dict[str, Any]:
@@ -374,6 +384,8 @@ def _print_physical(sessions: dict[str, Any]) -> None:
                   f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
         for camera, cal in f["calibration"].items():
             print(f"  {name:16} camera {camera}: {'calibrated' if cal['ok'] else 'NOT CALIBRATED'}: {cal['note']}")
+        if "fps_per_core" in f:
+            print(f"  {name:16} speed (1 core): {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame)")
 
 
 def cmd_bench_vision(args: argparse.Namespace) -> int:
@@ -384,7 +396,8 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
         root = None
     sessions = physical(root, args.frames) if root is not None else {}
     f["physical"] = {name: {k: v for k, v in s.items() if k in ("zone_frames", "exact_share", "uncertain_share",
-                                                                  "unreadable_share", "wrong_share", "tags")}
+                                                                  "unreadable_share", "wrong_share", "tags",
+                                                                  "fps_per_core", "ms_per_frame")}
                      for name, s in sessions.items()}
     f["cross_light"] = cross_light(root, args.frames) if root is not None else {}
     try:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from firmware_host.vision.counter import Counter
 
 __all__ = ["FORMAT", "Calibrated", "CameraPictures", "EvalSet", "EvalSetError", "FrameLabel", "Tally", "ZoneTruth",
-           "calibrate_camera", "evaluate", "load_calibration_block", "load_set"]
+           "calibrate_camera", "calibrate_cameras", "evaluate", "load_calibration_block", "load_set"]
 
 FORMAT = "pokertable-vision-eval/1"
 CLASSES = ("exact", "uncertain", "unreadable", "wrong")
@@ -338,19 +338,22 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     return Calibrated(name, Counter(calib, models), note, figures)
 
 
-def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = None,
-             stable_frames: int = 3) -> dict[str, Any]:
-    """Calibrate every camera of the frames (from *calibration*, else the set's own pictures),
-    count every frame; the figures overall, per tag and per camera's calibration."""
-    from firmware_host.vision.stability import Stability, ZoneState
+def calibrate_cameras(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = None,
+                      ) -> dict[str, Calibrated]:
+    """Each camera of *evalset*'s frames calibrated from *calibration* (else the set's own pictures)."""
     pictures = calibration if calibration is not None else evalset.calibration
-    cameras = sorted({f.camera for f in evalset.frames})
-    calibrated = {}
-    for name in cameras:
-        if name in pictures:
-            calibrated[name] = calibrate_camera(evalset.layout, name, pictures[name])
-        else:
-            calibrated[name] = Calibrated(name, None, "no calibration pictures for this camera")
+    return {name: calibrate_camera(evalset.layout, name, pictures[name]) if name in pictures
+            else Calibrated(name, None, "no calibration pictures for this camera")
+            for name in sorted({f.camera for f in evalset.frames})}
+
+
+def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = None,
+             stable_frames: int = 3, calibrated: dict[str, Calibrated] | None = None) -> dict[str, Any]:
+    """Calibrate every camera of the frames (from *calibration*, else the set's own pictures; or take
+    them *calibrated*), count every frame; the figures overall, per tag and per camera's calibration."""
+    from firmware_host.vision.stability import Stability, ZoneState
+    if calibrated is None:
+        calibrated = calibrate_cameras(evalset, calibration)
     overall, tags, sequences = Tally(), dict[str, Tally](), dict[tuple[str, str], int]()
     previous: np.ndarray | None = None
     stability, sequence, k = Stability(stable_frames), None, 0
