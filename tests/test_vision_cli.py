@@ -111,7 +111,7 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert any(line.startswith("  all ") for line in lines[:-1])
     assert set(figures["physical"]) == {"cool-bright", "cool-burgundy", "cool-touching", "dim-warm", "flicker-lens",
                                         "spots-blue", "spots-green"}
-    # the speed on the sessions' frames (more stacks than the committed set's), where both cameras calibrated
+    # the speed on each session's own frames (leaning, mixed, touching stacks, a lens) where both cameras calibrated
     timed = {name for name, s in figures["physical"].items() if s.get("fps_per_core", 0) > 0}
     assert {"cool-bright", "cool-touching", "dim-warm", "flicker-lens"} <= timed and "spots-blue" not in timed
     # calibrated in another light: only between the sessions on one felt (green), never across felts
