@@ -257,6 +257,7 @@ class Counter:
         B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
         self._felt_norm = float(np.linalg.norm(felt))
         self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
+        self._last_rims: tuple[tuple[float, float, int], tuple[np.ndarray, np.ndarray]] | None = None  # _rims's
         self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
         normal = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
         normal /= max(float(np.linalg.norm(normal)), 1e-9)
@@ -631,6 +632,17 @@ class Counter:
                 centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
         return centre, face
 
+    def _rims(self, x: float, y: float, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The middle half of a stack's columns at (x, y) and the rows of its layers' front rims there
+        (heights 0 to *count* chips: count + 1 x columns); the last stack's kept (its side is read, then
+        its face's step, at one place)."""
+        if self._last_rims is not None and self._last_rims[0] == (x, y, count):
+            return self._last_rims[1]
+        cols = self._middle_columns(x, y)
+        rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
+        self._last_rims = ((x, y, count), (cols, rims))
+        return cols, rims
+
     def _middle_columns(self, x: float, y: float) -> np.ndarray:
         """The image columns of the middle half of a stack's base at (x, y)."""
         ring = self._ring(x, y, 0.0)
@@ -663,9 +675,8 @@ class Counter:
         as one stack two chips taller (a held-out take: five 50s and four 50s behind them read as seven).
         Each rim's step: over the middle half of the columns, the median of the mean brightness 1 and 1.5
         rows over it less 1 and 1.5 rows under it."""
-        cols = self._middle_columns(x, y)
-        rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(1, count + 1)])
-        rows = (rims[:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None] - origin[1]).astype(np.float32)
+        cols, rims = self._rims(x, y, count)
+        rows = (rims[1:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None] - origin[1]).astype(np.float32)
         cols = cols - origin[0]
         h, w = crop.shape[:2]
         if len(cols) < 3 or cols[0] < 0 or cols[-1] >= w or rows.min() < 0 or rows.max() >= h - 1:
@@ -683,8 +694,7 @@ class Counter:
         chip, the median over the middle half of the stack's columns of the row midway between the
         front rims of its bottom and its top (*shift* chips up from there), sampled between pixels
         (a white edge spot covers few columns); None when out of the crop."""
-        cols = self._middle_columns(x, y)
-        rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
+        cols, rims = self._rims(x, y, count)
         rows = (rims[:-1] + (rims[1:] - rims[:-1]) * (0.5 + shift) - origin[1]).astype(np.float32)  # count x columns
         cols = cols - origin[0]
         h, w = crop.shape[:2]
