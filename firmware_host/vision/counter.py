@@ -1,7 +1,8 @@
 """Chip counting per betting zone and the card areas, one frame at a time; the chip calibration.
 
 Functional core: :meth:`Counter.count` takes a frame (and the previous one, for
-motion) and returns what each zone holds in that frame; ``vision.stability``
+motion) and returns what each zone holds in that frame (it keeps the last frame's grey and the last
+stack's rims, which spare work and change no result); ``vision.stability``
 turns per-frame counts into :class:`ChipsInZone` observations only once a
 zone has held the same stacks for N frames with no motion; ``vision.health``
 turns frame arrival into :class:`DeviceFault` observations. Time is always
