@@ -1,8 +1,7 @@
 """Chip counting per betting zone and the card areas, one frame at a time; the chip calibration.
 
 Functional core: :meth:`Counter.count` takes a frame (and the previous one, for
-motion) and returns what each zone holds in that frame (it keeps the last frame's grey and the last
-stack's rims, which spare work and change no result); ``vision.stability``
+motion) and returns what each zone holds in that frame; ``vision.stability``
 turns per-frame counts into :class:`ChipsInZone` observations only once a
 zone has held the same stacks for N frames with no motion; ``vision.health``
 turns frame arrival into :class:`DeviceFault` observations. Time is always
@@ -258,7 +257,6 @@ class Counter:
         B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
         self._felt_norm = float(np.linalg.norm(felt))
         self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
-        self._last_rims: tuple[tuple[float, float, int], tuple[np.ndarray, np.ndarray]] | None = None  # _rims's
         self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
         normal = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
         normal /= max(float(np.linalg.norm(normal)), 1e-9)
@@ -635,14 +633,24 @@ class Counter:
 
     def _rims(self, x: float, y: float, count: int) -> tuple[np.ndarray, np.ndarray]:
         """The middle half of a stack's columns at (x, y) and the rows of its layers' front rims there
-        (heights 0 to *count* chips: count + 1 x columns); the last stack's kept (its side is read, then
-        its face's step, at one place)."""
-        if self._last_rims is not None and self._last_rims[0] == (x, y, count):
-            return self._last_rims[1]
+        (heights 0 to *count* chips: count + 1 x columns): where its side is read and its face's step."""
         cols = self._middle_columns(x, y)
         rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
-        self._last_rims = ((x, y, count), (cols, rims))
         return cols, rims
+
+    @staticmethod
+    def _sample(crop: np.ndarray, origin: tuple[int, int], cols: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        """*crop*'s BGR at image columns *cols* and rows *rows* (... x columns, between pixels), as float;
+        None when fewer than 3 columns or any point out of the crop."""
+        rows = (rows - origin[1]).astype(np.float32)
+        cols = cols - origin[0]
+        h, w = crop.shape[:2]
+        if len(cols) < 3 or cols[0] < 0 or cols[-1] >= w or rows.min() < 0 or rows.max() >= h - 1:
+            return None
+        flat = rows.reshape(-1, len(cols))
+        grid = np.ascontiguousarray(np.broadcast_to(cols.astype(np.float32)[None, :], flat.shape))
+        px: np.ndarray = cv2.remap(crop, grid, flat, cv2.INTER_LINEAR).astype(np.float32)
+        return px.reshape(*rows.shape, -1)
 
     def _middle_columns(self, x: float, y: float) -> np.ndarray:
         """The image columns of the middle half of a stack's base at (x, y)."""
@@ -667,61 +675,54 @@ class Counter:
         off = np.linalg.norm(px - felt, axis=1) / max(float(np.linalg.norm(felt)), 1.0)
         return float((off > FELT_APART).mean())
 
-    def _face_lower(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float,
-                    count: int) -> bool:
-        """Whether a stack counted *count* chips high at (x, y) shows the step from side to face (brighter)
-        under a lower rim than its top's: ``FACE_STEP`` or more there, and under ``FACE_STEP_SHARE`` of it
-        under the top rim. Two stacks of one colour, one touching the other just behind it along the line
-        of sight, make one silhouette whose top is the one behind's face, seen over the front one's: read
-        as one stack two chips taller (a held-out take: five 50s and four 50s behind them read as seven).
+    def _face_lower(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, cols: np.ndarray,
+                    rims: np.ndarray) -> bool:
+        """Whether a stack (its middle *cols* and layers' front *rims*: :meth:`_rims`) shows the step from
+        side to face (brighter) under a lower rim than its top's: ``FACE_STEP`` or more there, and under
+        ``FACE_STEP_SHARE`` of it under the top rim. Two stacks of one colour, one touching the other just
+        behind it along the line of sight, make one silhouette whose top is the one behind's face, seen
+        over the front one's: read as one stack two chips taller (a held-out take: five 50s and four 50s
+        behind them read as seven).
         Each rim's step: over the middle half of the columns, the median of the mean brightness 1 and 1.5
         rows over it less 1 and 1.5 rows under it."""
-        cols, rims = self._rims(x, y, count)
-        rows = (rims[1:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None] - origin[1]).astype(np.float32)
-        cols = cols - origin[0]
-        h, w = crop.shape[:2]
-        if len(cols) < 3 or cols[0] < 0 or cols[-1] >= w or rows.min() < 0 or rows.max() >= h - 1:
+        px = self._sample(crop, origin, cols, rims[1:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None])
+        if px is None:
             return False
-        grid = np.ascontiguousarray(np.broadcast_to(cols.astype(np.float32), rows.shape)).reshape(-1, len(cols))
-        px = cv2.remap(crop, grid, rows.reshape(-1, len(cols)), cv2.INTER_LINEAR).astype(np.float32)
-        level = (px / np.maximum(white.astype(np.float32), 1.0)).sum(-1).reshape(rows.shape)  # rims x 4 x columns
+        level = (px / np.maximum(white.astype(np.float32), 1.0)).sum(-1)  # rims x 4 x columns
         steps = np.median(level[:, :2].mean(1) - level[:, 2:].mean(1), axis=1)
         lower = float(steps[:-1].max())
         return lower >= FACE_STEP and float(steps[-1]) <= FACE_STEP_SHARE * lower
 
-    def _side_bgr(self, crop: np.ndarray, origin: tuple[int, int], x: float, y: float, count: int,
+    def _side_bgr(self, crop: np.ndarray, origin: tuple[int, int], cols: np.ndarray, rims: np.ndarray,
                   shift: float = 0.0) -> np.ndarray | None:
-        """Each chip's side colour (*count* x 3 BGR, bottom to top) of a stack at (x, y): per
-        chip, the median over the middle half of the stack's columns of the row midway between the
-        front rims of its bottom and its top (*shift* chips up from there), sampled between pixels
+        """Each chip's side colour (count x 3 BGR, bottom to top) of a stack (its middle *cols* and layers'
+        front *rims*: :meth:`_rims`): per chip, the median over those columns of the row midway between
+        the front rims of its bottom and its top (*shift* chips up from there), sampled between pixels
         (a white edge spot covers few columns); None when out of the crop."""
-        cols, rims = self._rims(x, y, count)
-        rows = (rims[:-1] + (rims[1:] - rims[:-1]) * (0.5 + shift) - origin[1]).astype(np.float32)  # count x columns
-        cols = cols - origin[0]
-        h, w = crop.shape[:2]
-        if len(cols) < 3 or cols[0] < 0 or cols[-1] >= w or rows.min() < 0 or rows.max() >= h - 1:
+        px = self._sample(crop, origin, cols, rims[:-1] + (rims[1:] - rims[:-1]) * (0.5 + shift))
+        if px is None:
             return None
-        grid = np.ascontiguousarray(np.broadcast_to(cols.astype(np.float32)[None, :], rows.shape))
-        px = cv2.remap(crop, grid, rows, cv2.INTER_LINEAR).astype(np.float32)
         side: np.ndarray = _median(px, axis=1)
         return side
 
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
         """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
         calibration learns each denomination's side from."""
-        side = self._side_bgr(frame, (0, 0), stack.x, stack.y, 1)
+        side = self._side_bgr(frame, (0, 0), *self._rims(stack.x, stack.y, 1))
         return None if side is None else side_features(side, self.white(frame))[0]
 
-    def _sides(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float, count: int,
-               value: int) -> tuple[tuple[int, ...], bool]:
-        """A stack's chips read on its side: each chip's value bottom to top when every one is read
-        with ``SIDE_CONFIDENCE``, none as a denomination whose side looks like another's
-        (``ChipModels.side_alike``), the top one is the top face's *value* and one is not (a mixed stack), and
-        whether a lower chip reads as another denomination (when the top's side reads as its face),
-        unlike the top's or its level apart (a mixed stack, or one behind it), or the side cannot tell
-        (the top's side looks like another denomination's and the chips are not :meth:`_vouched` for)."""
+    def _sides(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, cols: np.ndarray,
+               rims: np.ndarray, value: int) -> tuple[tuple[int, ...], bool]:
+        """A stack's chips (its middle *cols* and layers' front *rims*: :meth:`_rims`) read on its side:
+        each chip's value bottom to top when every one is read with ``SIDE_CONFIDENCE``, none as a
+        denomination whose side looks like another's (``ChipModels.side_alike``), the top one is the top
+        face's *value* and one is not (a mixed stack), and whether a lower chip reads as another
+        denomination (when the top's side reads as its face), unlike the top's or its level apart (a mixed
+        stack, or one behind it), or the side cannot tell (the top's side looks like another
+        denomination's and the chips are not :meth:`_vouched` for)."""
+        count = len(rims) - 1
         alike = count >= 2 and value in self._side_unsure  # a hidden chip could be the look-alike's
-        bgr = self._side_bgr(crop, origin, x, y, count) if self.models.side else None
+        bgr = self._side_bgr(crop, origin, cols, rims) if self.models.side else None
         if bgr is None:
             return (), alike
         side = side_features(bgr, white)
@@ -739,7 +740,7 @@ class Counter:
             return (), foreign
         layers = tuple(int(v) for v, _ in read if v is not None)
         for shift in (-SIDE_SHIFT, SIDE_SHIFT):  # each chip read the same a little lower and higher: the
-            moved = self._side_bgr(crop, origin, x, y, count, shift)  # rows are on the chips, not between
+            moved = self._side_bgr(crop, origin, cols, rims, shift)  # rows are on the chips, not between
             again = [] if moved is None else [self.models.classify_side(f)[0] for f in side_features(moved, white)]
             if tuple(again) != layers:
                 return (), True
@@ -1361,7 +1362,8 @@ class Counter:
         if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
             sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
         stray = np.abs(shape[valid] - _median(shape[valid])).max() > STRAY_CHIPS * per_chip
-        layers, foreign = self._sides(crop, origin, white, cx, cy, count, value) if value is not None else ((), False)
+        middle, rims = self._rims(cx, cy, count)  # where the side is read and the face's step
+        layers, foreign = self._sides(crop, origin, white, middle, rims, value) if value is not None else ((), False)
         if not layers:  # chips of another denomination under this top, not read one by one: a stack behind it?
             stray |= foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep], bottoms[keep],
                                                    value, ell) >= FOREIGN_CHIPS * per_chip
@@ -1377,7 +1379,7 @@ class Counter:
             if not stray and value is not None:  # or only a sliver of it, of another colour
                 stray = self._other_beside(f, beyond, value) >= BEYOND_OTHER * footprint
             if not stray and not card and not layers and count >= 2:  # or over its top, of its colour
-                stray = self._face_lower(crop, origin, white, cx, cy, count)
+                stray = self._face_lower(crop, origin, white, middle, rims)
         if stray:
             sigma = max(sigma, 1.0)  # not one stack's outline (a card, a stack behind it)
         count_conf, inlay = count_confidence(est, sigma), None
