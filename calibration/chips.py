@@ -17,7 +17,7 @@ the edge's shading changes a side's level by a share of it, a dark chip's as a l
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,21 +155,24 @@ class ChipModels:
         The confidence falls when the colour is far from every model or nearly
         as close to the second model as to the first; it is 0 for a look-alike denomination.
         """
-        return self._nearest(self.chips, f)
+        return self._nearest(self.chips, np.asarray(f).reshape(1, 3))[0]
 
-    def classify_side(self, f: np.ndarray, dark: bool = False) -> tuple[int | None, float]:
-        """The denomination whose chips' side is nearest to the features *f* (3,), and a confidence
-        (as :meth:`classify`); None without side models. *dark*: the chroma's spreads widened by
-        ``DARK_CHROMA`` over the side's level, as a dark side's chroma is noise and gloss more than
+    def classify_side(self, f: np.ndarray, dark: bool = False) -> Sequence[tuple[int | None, float]]:
+        """Per row of side features *f* (N x 3), the denomination whose chips' side is nearest and a
+        confidence (as :meth:`classify`); None without side models. *dark*: the chroma's spreads widened
+        by ``DARK_CHROMA`` over the side's level, as a dark side's chroma is noise and gloss more than
         colour (its level tells it)."""
+        f = np.asarray(f).reshape(-1, 3)
         if len(self.side) < 2:
-            return None, 0.0
+            return [(None, 0.0)] * len(f)
         if not dark:
             return self._nearest(self.side, f)
-        extra = DARK_CHROMA / max(float(np.exp(f[2])), SIDE_FLOOR)
-        return self._nearest({v: ColourModel(m.mean, (float(np.hypot(m.spread[0], extra)),
-                                                      float(np.hypot(m.spread[1], extra)), m.spread[2]))
-                              for v, m in self.side.items()}, f)
+        extra = DARK_CHROMA / np.maximum(np.exp(f[:, 2]).astype(np.float64), SIDE_FLOOR)  # per row
+        spread = np.array([m.spread for m in self.side.values()])  # models x 3
+        widened = np.empty((len(f), len(spread), 3), np.float32)
+        widened[:, :, :2] = np.hypot(spread[None, :, :2], extra[:, None, None])
+        widened[:, :, 2] = spread[None, :, 2]
+        return self._nearest(self.side, f, widened)
 
     def side_nearer(self, f: np.ndarray, value: int) -> np.ndarray:
         """How much nearer side features *f* (N x 3) are to another denomination's side than to
@@ -187,14 +190,24 @@ class ChipModels:
         ratio: np.ndarray = other / np.maximum(d[:, own], 1e-6)
         return ratio
 
-    def _nearest(self, models: dict[int, ColourModel], f: np.ndarray) -> tuple[int, float]:
-        scored = sorted((m.distance(f).item(), v) for v, m in models.items())
-        (d1, v1), (d2, _) = scored[0], scored[1]
-        if v1 in self.unsure:
-            return v1, 0.0
-        margin = (d2 - d1) / max(d2, 1e-6)
-        nearness = 1.0 if d1 < 4 else max(0.0, 1 - (d1 - 4) / 4)
-        return v1, float(min(1.0, 2 * margin) * nearness)
+    def _nearest(self, models: dict[int, ColourModel], f: np.ndarray,
+                 spread: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Per row of features *f* (N x 3): the nearest model's value (ties to the lower) and the
+        confidence; *spread*, the models' spreads per row (N x models x 3) instead of their own."""
+        values = sorted(models)
+        mean = np.array([models[v].mean for v in values], np.float32)
+        if spread is None:
+            spread = np.array([models[v].spread for v in values], np.float32)[None]
+        else:  # given in the models' own order
+            spread = spread[:, [list(models).index(v) for v in values]]
+        d = np.sqrt((((f[:, None, :] - mean[None]) / spread) ** 2).sum(-1)).astype(np.float64)  # rows x models
+        order = np.argsort(d, axis=1, kind="stable")[:, :2]
+        d1, d2 = np.take_along_axis(d, order, axis=1).T
+        margin = (d2 - d1) / np.maximum(d2, 1e-6)
+        nearness = np.where(d1 < 4, 1.0, np.maximum(0.0, 1 - (d1 - 4) / 4))
+        confidence = np.minimum(1.0, 2 * margin) * nearness
+        unsure = self.unsure
+        return [(values[i], 0.0 if values[i] in unsure else float(c)) for i, c in zip(order[:, 0], confidence)]
 
     def to_dict(self) -> dict:
         return {"kind": "chip-colours",

@@ -270,6 +270,10 @@ def load_layout(path: str | Path) -> Layout:
     return parse_layout(read_toml(path, str(path)), str(path))
 
 
+_ANGLES = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+_CIRCLE = np.cos(_ANGLES), np.sin(_ANGLES)  # a unit circle's points (a chip's outline, its width)
+
+
 @dataclass(frozen=True)
 class CameraModel:
     """A camera: intrinsics ``K``, the table-to-camera pose and the lens's radial distortion
@@ -393,8 +397,7 @@ class TableCalibration:
     def chip_diameter_px(self, x: float, y: float) -> float:
         """A chip's expected width in pixels (image columns) lying at (x, y) on the felt."""
         r = self.layout.chip_diameter / 2
-        a = np.linspace(0, 2 * np.pi, 32, endpoint=False)
-        uv = self.camera.project(np.column_stack([x + r * np.cos(a), y + r * np.sin(a), np.zeros(32)]))
+        uv = self.camera.project(np.column_stack([x + r * _CIRCLE[0], y + r * _CIRCLE[1], np.zeros(len(_CIRCLE[0]))]))
         return float(np.ptp(uv[:, 0]))
 
     def to_dict(self) -> dict:

@@ -21,7 +21,7 @@ fault; the zones are then uncertain, never read in a light the models do not kno
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -66,6 +66,10 @@ class Correction:
     gain: float  # the light's level against the calibration's
     cast_deg: float  # the angle between the white's colour now and at calibration
     scale: float = 1.0  # the corrected picture's level against the calibration's (headroom for glare)
+    mixes: bool = field(init=False, repr=False, compare=False)  # whether the matrix mixes channels at all
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mixes", not np.allclose(self.matrix, np.eye(3), atol=1e-3))
 
     def white(self, reference: CardReference) -> np.ndarray:
         """The white patch's colour in the corrected picture."""
@@ -91,7 +95,7 @@ class Correction:
     def apply(self, crop: np.ndarray) -> np.ndarray:
         """*crop* (BGR uint8) as it would look under the calibration's light."""
         out: np.ndarray = cv2.LUT(crop, self.lut)
-        if not np.allclose(self.matrix, np.eye(3), atol=1e-3):
+        if self.mixes:
             out = cv2.transform(out, self.matrix)
         return out
 

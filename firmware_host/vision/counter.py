@@ -455,6 +455,15 @@ class Counter:
         outline: np.ndarray = (h[:2] / h[2]).T
         return self.cam.distort(outline)
 
+    def _rings(self, x: float, y: float, heights: np.ndarray) -> np.ndarray:
+        """:meth:`_ring` at each of *heights* (mm) at once (heights x N x 2)."""
+        P = self._P
+        at = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
+        h = self._ring_shape[:, :, None] + at[:, None, :]  # 3 x points x heights
+        outline = np.stack([h[0] / h[2], h[1] / h[2]], axis=-1).transpose(1, 0, 2)  # heights x points x 2
+        rings: np.ndarray = self.cam.distort(outline.reshape(-1, 2)).reshape(outline.shape)
+        return rings
+
     def _rough_base(self, u: float, v: float) -> np.ndarray:
         q = cv2.perspectiveTransform(self.cam.undistort(np.array([[u, v]])).reshape(1, 1, 2), self.H_inv).reshape(2)
         d = q - self.cam_xy
@@ -465,8 +474,8 @@ class Counter:
         """The stack centre (mm) whose base outline is centred on column *u* with its lowest point at row *v*."""
         c = self._rough_base(u, v)
         target = np.array([u, v])
-        g0 = self._base_pixel(c)
-        J = np.column_stack([self._base_pixel(c + e) - g0 for e in ((1.0, 0.0), (0.0, 1.0))])
+        g = self._base_pixels(c + np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))  # and 1 mm along x and y
+        g0, J = g[0], (g[1:] - g[0]).T
         J_inv = np.linalg.inv(J)
         for _ in range(2):  # Newton steps on (centre column, lowest row) of the projected base
             c = c + J_inv @ (target - g0)
@@ -475,11 +484,27 @@ class Counter:
 
     def _boundary(self, x: float, y: float, z: float, cols: np.ndarray, upper: bool) -> np.ndarray:
         """Rows of the upper (or lower) outline of the circle at height z, at image columns *cols*."""
-        ring = self._ring(x, y, z, self._dense_shape)
-        mid = ring[:, 1].mean()
-        half = ring[ring[:, 1] < mid] if upper else ring[ring[:, 1] >= mid]
-        order = np.argsort(half[:, 0])
-        rows: np.ndarray = np.interp(cols, half[order, 0], half[order, 1])
+        rows: np.ndarray = self._boundaries(x, y, np.array([z]), cols, upper)[0]
+        return rows
+
+    def _boundaries(self, x: float, y: float, heights: np.ndarray, cols: np.ndarray, upper: bool,
+                    beyond: float | None = None) -> np.ndarray:
+        """Rows of the upper (or lower) outlines of a chip's circles centred at (x, y) at each of
+        *heights* (mm), at image columns *cols* (heights x columns; *beyond* an outline's ends, or its
+        end's row without it). Every circle projected at once."""
+        P = self._P
+        at = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
+        h = self._dense_shape[:, :, None] + at[:, None, :]  # 3 x points x heights
+        u, v = h[0] / h[2], h[1] / h[2]
+        if self.cam.distorted:
+            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
+        u, v = u.T.copy(), v.T.copy()  # heights x points: each outline's points together
+        half = v < v.mean(1)[:, None] if upper else v >= v.mean(1)[:, None]
+        rows = np.empty((len(heights), len(cols)))
+        for k, (hu, hv) in enumerate(zip(u, v)):
+            hu, hv = hu[half[k]], hv[half[k]]
+            order = np.argsort(hu)
+            rows[k] = np.interp(cols, hu[order], hv[order], left=beyond, right=beyond)
         return rows
 
     def _predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int, per_column: bool = False) -> np.ndarray:
@@ -488,19 +513,7 @@ class Counter:
         The silhouette's top at a column is the highest outline of any layer there
         (a leaning stack in the oblique view shows a lower layer's rim beside the top).
         """
-        n = max(most, 1) + 1
-        tops = np.empty((n, len(cols)))
-        P = self._P
-        base = P[:, 0] * x + P[:, 1] * y + P[:, 3]  # every layer's circle at once: 3 x points x layers
-        h = self._dense_shape[:, :, None] + (base[:, None] + P[:, 2][:, None] * (np.arange(n) * self.t))[:, None, :]
-        u, v = h[0] / h[2], h[1] / h[2]
-        if self.cam.distorted:
-            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
-        upper = v < v.mean(0)
-        for k in range(n):
-            hu, hv = u[upper[:, k], k], v[upper[:, k], k]
-            order = np.argsort(hu)
-            tops[k] = np.interp(cols, hu[order], hv[order], left=np.inf, right=np.inf)
+        tops = self._boundaries(x, y, np.arange(max(most, 1) + 1) * self.t, cols, upper=True, beyond=np.inf)
         bottom = self._boundary(x, y, 0.0, cols, upper=False)
         spans = bottom - np.minimum.accumulate(tops, axis=0)
         return spans if per_column else spans.mean(1)
@@ -529,9 +542,8 @@ class Counter:
         alone). Also returns, per column, whether its top is near a card (None without *card*)
         and whether the chip stands clear of it there (a step of over 0.6).
         """
-        base = self._ring(x, y, 0.0) - origin
-        top = self._ring(x, y, self.t * self.calib.layout.max_stack) - origin
-        near_top = self._ring(x, y, z) - origin
+        base, top, near_top, first = self._rings(x, y, np.array([0.0, self.t * self.calib.layout.max_stack, z, self.t]))
+        base, top, near_top = base - origin, top - origin, near_top - origin
         u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
         cols = np.arange(int(np.ceil(u0 + COLUMN_MARGIN * (u1 - u0))),
                          int(np.floor(u1 - COLUMN_MARGIN * (u1 - u0))) + 1)
@@ -565,11 +577,14 @@ class Counter:
             return None
         at = np.arange(n_cols)
 
+        lit = (sub * scale) @ direction if direction is not None else None  # (linear: projected once)
+
         def profile(felt_rows: np.ndarray) -> np.ndarray:
             """The column's felt from the given rows, then the profile against it."""
-            local = sub[np.clip(felt_rows, 0, n_rows - 1), at].mean(0)  # columns x BGR
-            diff = (sub - local) * scale
-            along: np.ndarray = diff @ direction if direction is not None else np.linalg.norm(diff, axis=-1)
+            felt_rows = np.clip(felt_rows, 0, n_rows - 1)
+            if lit is not None:
+                return lit - lit[felt_rows, at].mean(0)
+            along: np.ndarray = np.linalg.norm((sub - sub[felt_rows, at].mean(0)) * scale, axis=-1)
             return along
 
         above = profile(top_row[None, :] - np.arange(3, 7)[:, None])
@@ -589,7 +604,7 @@ class Counter:
                 half_top = np.where(backed, level / 2, half_top)
         inner = np.arange(*INNER_BOT)[:, None]  # (its side at the base)
         # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
-        near = 1 if float(base[:, 1].min() + origin[1] - self._ring(x, y, self.t)[:, 1].min()) >= 1.5 else 0
+        near = 1 if float(base[:, 1].min() + origin[1] - first[:, 1].min()) >= 1.5 else 0
         half_bot = _median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
         # top: the first row from above (from 3 rows over the run) at or over the half level
         hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
@@ -635,7 +650,7 @@ class Counter:
         """The middle half of a stack's columns at (x, y) and the rows of its layers' front rims there
         (heights 0 to *count* chips: count + 1 x columns): where its side is read and its face's step."""
         cols = self._middle_columns(x, y)
-        rims = np.array([self._boundary(x, y, k * self.t, cols, upper=False) for k in range(count + 1)])
+        rims = self._boundaries(x, y, np.arange(count + 1) * self.t, cols, upper=False)
         return cols, rims
 
     @staticmethod
@@ -659,13 +674,14 @@ class Counter:
         cols: np.ndarray = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
         return cols
 
-    def _under_base(self, x: float, y: float, crop: np.ndarray, origin: tuple[int, int], felt: np.ndarray) -> float:
-        """The share of the middle half of a stack's columns unlike the *felt* around it (BGR) ``UNDER_BASE``
-        of a chip under its base's front rim: felt there unless a chip under it was missed (a chip the
-        felt test takes for lit felt, a green one on green felt, is still unlike the felt beside it)."""
-        cols = self._middle_columns(x, y)
-        base = self._boundary(x, y, 0.0, cols, upper=False)
-        rise = float(np.median(base - self._boundary(x, y, self.t, cols, upper=False)))
+    def _under_base(self, crop: np.ndarray, origin: tuple[int, int], felt: np.ndarray, cols: np.ndarray,
+                    rims: np.ndarray) -> float:
+        """The share of a stack's middle *cols* (and its layers' front *rims*: :meth:`_rims`) unlike the
+        *felt* around it (BGR) ``UNDER_BASE`` of a chip under its base's front rim: felt there unless a chip
+        under it was missed (a chip the felt test takes for lit felt, a green one on green felt, is still
+        unlike the felt beside it)."""
+        base = rims[0]
+        rise = float(np.median(base - rims[1]))
         rows = np.round(base + UNDER_BASE * rise).astype(int) - origin[1]
         cols = cols - origin[0]
         inside = (cols >= 0) & (cols < crop.shape[1]) & (rows >= 0) & (rows < crop.shape[0])
@@ -726,13 +742,13 @@ class Counter:
         if bgr is None:
             return (), alike
         side = side_features(bgr, white)
-        read = [self.models.classify_side(f) for f in side]
+        read = self.models.classify_side(side)
         below = self._below_top(side, value)
         foreign = ((read[-1][0] == value and any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read[:-1]))
                    or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
                    or self._unlike(below, value, count - 1) or self._level_apart(side, value))
         if alike:  # no chip of it is read: a plain stack if each chip vouches for it (its chroma as noisy
-            vouch = [self.models.classify_side(f, dark=True) for f in side]  # as its level is dark)
+            vouch = self.models.classify_side(side, dark=True)  # as its level is dark)
             return (), foreign or not self._vouched(vouch, value, value in self._level_unsure)
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
                 or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
@@ -741,13 +757,13 @@ class Counter:
         layers = tuple(int(v) for v, _ in read if v is not None)
         for shift in (-SIDE_SHIFT, SIDE_SHIFT):  # each chip read the same a little lower and higher: the
             moved = self._side_bgr(crop, origin, cols, rims, shift)  # rows are on the chips, not between
-            again = [] if moved is None else [self.models.classify_side(f)[0] for f in side_features(moved, white)]
+            again = [] if moved is None else [v for v, _ in self.models.classify_side(side_features(moved, white))]
             if tuple(again) != layers:
                 return (), True
         return layers, True
 
     @staticmethod
-    def _vouched(read: list[tuple[int | None, float]], value: int, level_alike: bool = False) -> bool:
+    def _vouched(read: Sequence[tuple[int | None, float]], value: int, level_alike: bool = False) -> bool:
         """Whether a stack's chips (*read* on its side, bottom to top) vouch for a plain stack of *value*
         when its side looks like another denomination's: each read as *value*, those under the top
         with ``MIN_CONFIDENCE`` when the two are apart in logarithm of the level (the look-alike's chip
@@ -1024,6 +1040,17 @@ class Counter:
         ring = self._ring(c[0], c[1], 0.0)
         return np.array([(ring[:, 0].min() + ring[:, 0].max()) / 2, ring[:, 1].max()])
 
+    def _base_pixels(self, centres: np.ndarray) -> np.ndarray:
+        """:meth:`_base_pixel` of each of *centres* (N x 2, mm) at once (N x 2)."""
+        P = self._P
+        at = P[:, 0][:, None] * centres[:, 0] + P[:, 1][:, None] * centres[:, 1] + P[:, 3][:, None]
+        h = self._ring_shape[:, :, None] + at[:, None, :]  # 3 x points x centres
+        u, v = h[0] / h[2], h[1] / h[2]
+        if self.cam.distorted:
+            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
+        pixels: np.ndarray = np.column_stack([(u.min(0) + u.max(0)) / 2, v.max(0)])
+        return pixels
+
     def not_felt(self, crop: np.ndarray, white: np.ndarray) -> np.ndarray:
         """Pixels that are not felt: not the felt's colour at some light level plus some white glare."""
         scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
@@ -1203,8 +1230,9 @@ class Counter:
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2))
                 continue
             if felt_bgr is None:  # the felt's colour here, under this light
-                bare = crop[::2, ::2][~fg_raw[::2, ::2]]
-                felt_bgr = (bare if len(bare) > 20 else crop.reshape(-1, 3)).mean(0).astype(np.float32)
+                bare = (~fg_raw[::2, ::2]).astype(np.uint8)  # (at half scale)
+                felt_bgr = np.array((cv2.mean(np.ascontiguousarray(crop[::2, ::2]), bare) if cv2.countNonZero(bare) > 20
+                                     else cv2.mean(crop))[:3], np.float32)
             own = np.zeros_like(fg)  # this stack's pixels and 2 px around: not a card or stack beside it
             y0, x0 = max(y - 2, 0), max(x - 2, 0)
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
@@ -1369,7 +1397,7 @@ class Counter:
                                                    value, ell) >= FOREIGN_CHIPS * per_chip
         # not felt just under the base the edges found: a bottom chip unlike the top's colour (a green one on
         # green felt under a red one, measured along the red's direction) that the edges missed
-        under = self._under_base(cx, cy, crop, origin, felt_bgr)
+        under = self._under_base(crop, origin, felt_bgr, middle, rims)
         stray |= not card and under >= BASE_COVERED
         if count >= 2 and value in self._side_unsure:  # vouched for chip by chip: and felt under it, seen
             stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
