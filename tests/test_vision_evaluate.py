@@ -354,6 +354,24 @@ def test_a_stack_whose_face_ends_under_a_lower_rim_than_its_top_is_not_counted(m
     assert without["stable_wrong"] > 0 and without["exact_share"] == figures["exact_share"]
 
 
+def test_a_stack_counted_wrong_in_a_zone_left_uncertain_is_still_counted_wrong():
+    """A zone is uncertain when any of its stacks is: a stack counted wrong with confidence beside an
+    uncertain one makes no wrong zone-frame, but alone in a zone it would. Where the labels place each
+    stack (``at``), the evaluation counts the stacks counted with confidence and those whose chips are not
+    the labelled stack's within a chip's radius."""
+    from firmware_host.vision.counter import StackSeen
+    from firmware_host.vision.evaluation import ZoneTruth, stack_wrong
+    truth = ZoneTruth(2850, ((50, 1000, 500, 500), (200, 200, 200, 200)), False, ((108.0, -172.7), (-58.2, -112.3)))
+    assert stack_wrong(StackSeen(106.7, -172.8, 500, 4, 0.82), truth, 19.5) is True
+    assert stack_wrong(StackSeen(-59.0, -112.0, 200, 4, 0.9), truth, 19.5) is False
+    assert stack_wrong(StackSeen(106.7, -172.8, 500, 4, 0.3), truth, 19.5) is None  # not counted with confidence
+    assert stack_wrong(StackSeen(60.0, -172.8, 500, 4, 0.9), truth, 19.5) is None  # no stack labelled there
+    mixed = StackSeen(107.0, -172.0, 500, 4, 0.9, layers=(50, 1000, 500, 500))
+    assert stack_wrong(mixed, truth, 19.5) is False
+    figures = _figures(PHYSICAL / "cool-touching")
+    assert figures["stacks_counted"] > 20 and figures["stacks_wrong"] == 0, figures
+
+
 def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_the_zone_uncertain(monkeypatch):
     """cool-touching-147, rendered after this stop's other rules as a held-out take: in bet:1 a pink 2000
     stack of 3 and a green 200 stack of 2 stand behind two touching blue 500 stacks (12 and 7), and only

@@ -243,6 +243,10 @@ def _print_figures(figures: dict[str, Any]) -> None:
           "with one, then those counted wrong with confidence and those held stable (both must be 0); stable: "
           f"zone-frames without an arm stable after {figures['stable_frames']} still frames, wrong: stable with a "
           "wrong amount)")
+    if figures["stacks_counted"]:
+        print(f"stacks counted with confidence where the labels place one: {figures['stacks_counted']}, "
+              f"{figures['stacks_wrong']} holding other chips (in a zone left uncertain by another stack; alone "
+              "in a zone, a wrong count)")
 
 
 def cmd_vision_evaluate(args: argparse.Namespace) -> int:

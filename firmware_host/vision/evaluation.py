@@ -32,10 +32,11 @@ from calibration.geometry import Layout, load_layout
 from firmware_host.configfile import ConfigError
 
 if TYPE_CHECKING:
-    from firmware_host.vision.counter import Counter
+    from firmware_host.vision.counter import Counter, StackSeen
 
 __all__ = ["FORMAT", "Calibrated", "CameraPictures", "EvalSet", "EvalSetError", "FrameLabel", "Tally", "ZoneTruth",
-           "calibrate_camera", "calibrate_cameras", "evaluate", "load_calibration_block", "load_set"]
+           "calibrate_camera", "calibrate_cameras", "evaluate", "load_calibration_block", "load_set",
+           "stack_wrong"]
 
 FORMAT = "pokertable-vision-eval/1"
 CLASSES = ("exact", "uncertain", "unreadable", "wrong")
@@ -257,6 +258,8 @@ class Tally:
     covered_stable: int = 0
     stable: int = 0
     stable_right: int = 0
+    stacks: int = 0  # stacks counted with confidence where the labels place a stack (``at``)
+    stacks_wrong: int = 0  # ... whose chips are not that stack's
 
     @property
     def zone_frames(self) -> int:
@@ -270,7 +273,8 @@ class Tally:
         return {"zone_frames": self.zone_frames, **self.shares(), "covered_zone_frames": self.covered,
                 "covered_wrong": self.covered_wrong, "covered_stable": self.covered_stable,
                 "covered_occluded_share": round(self.covered_occluded / max(self.covered, 1), 4),
-                "stable": self.stable, "stable_wrong": self.stable - self.stable_right}
+                "stable": self.stable, "stable_wrong": self.stable - self.stable_right,
+                "stacks_counted": self.stacks, "stacks_wrong": self.stacks_wrong}
 
 
 def classify(status: str, amount: int, truth: ZoneTruth) -> str:
@@ -278,6 +282,17 @@ def classify(status: str, amount: int, truth: ZoneTruth) -> str:
     if status == "ok":
         return "exact" if amount == truth.amount else "wrong"
     return "uncertain" if status == "uncertain" else "unreadable"
+
+
+def stack_wrong(seen: StackSeen, truth: ZoneTruth, reach: float) -> bool | None:
+    """Whether a stack counted with confidence holds other chips than the labelled stack within *reach*
+    (mm) of its base; None when it was not counted with confidence or no stack is labelled there. A zone
+    whose other stacks are uncertain is uncertain: a stack read wrong there would be a wrong count alone."""
+    from firmware_host.vision.counter import MIN_CONFIDENCE
+    if seen.confidence < MIN_CONFIDENCE or not seen.chips or not truth.at:
+        return None
+    far, j = min((float(np.hypot(seen.x - x, seen.y - y)), j) for j, (x, y) in enumerate(truth.at))
+    return None if far > reach else sorted(seen.chips) != sorted(truth.stacks[j])
 
 
 def read_picture(path: Path) -> np.ndarray:
@@ -355,6 +370,7 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
     if calibrated is None:
         calibrated = calibrate_cameras(evalset, calibration)
     overall, tags, sequences = Tally(), dict[str, Tally](), dict[tuple[str, str], int]()
+    reach = evalset.layout.chip_diameter / 2  # a stack seen this near a labelled one is that one
     previous: np.ndarray | None = None
     stability, sequence, k = Stability(stable_frames), None, 0
     for frame in evalset.frames:
@@ -388,6 +404,9 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
                     tally.covered_stable += stable or name in emitted  # an arm over it: never held still
                     continue
                 tally.counts[classify(zc.status, zc.amount, truth)] += 1
+                for wrong in (stack_wrong(s, truth, reach) for s in zc.stacks):
+                    tally.stacks += wrong is not None
+                    tally.stacks_wrong += wrong is True
                 if stable:
                     tally.stable += 1
                     tally.stable_right += reported == truth.amount
