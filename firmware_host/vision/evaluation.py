@@ -396,6 +396,7 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
             stable = stability.state(name) == ZoneState.STABLE
             reported = sum(v * n for v, n in stability.reported(name) or ())
             kinds = [tags.setdefault(f"stacks:{k}", Tally()) for k in sorted(set(truth.kinds))]
+            wrong = [] if truth.covered else [stack_wrong(s, truth, reach) for s in zc.stacks]
             for tally in tallies + kinds:
                 if truth.covered:
                     tally.covered += 1
@@ -404,9 +405,8 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
                     tally.covered_stable += stable or name in emitted  # an arm over it: never held still
                     continue
                 tally.counts[classify(zc.status, zc.amount, truth)] += 1
-                for wrong in (stack_wrong(s, truth, reach) for s in zc.stacks):
-                    tally.stacks += wrong is not None
-                    tally.stacks_wrong += wrong is True
+                tally.stacks += sum(w is not None for w in wrong)
+                tally.stacks_wrong += sum(w is True for w in wrong)
                 if stable:
                     tally.stable += 1
                     tally.stable_right += reported == truth.amount
