@@ -284,10 +284,12 @@ class CameraModel:
     tvec: np.ndarray
     dist: tuple[float, float] = (0.0, 0.0)
     _P: np.ndarray = dataclasses.field(init=False, repr=False, compare=False)  # the projection K [R | t]
+    _lens: tuple[np.ndarray, np.ndarray] = dataclasses.field(init=False, repr=False, compare=False)  # focal, centre
 
     def __post_init__(self) -> None:
         R = cv2.Rodrigues(np.asarray(self.rvec, np.float64))[0]
         object.__setattr__(self, "_P", self.K @ np.hstack([R, np.asarray(self.tvec, np.float64).reshape(3, 1)]))
+        object.__setattr__(self, "_lens", (np.array([self.K[0, 0], self.K[1, 1]]), self.K[:2, 2].copy()))
 
     @property
     def R(self) -> np.ndarray:
@@ -301,11 +303,12 @@ class CameraModel:
         """Pinhole pixels (N x 2) to where the lens puts them (unchanged without distortion)."""
         if not self.distorted:
             return uv
-        f, c = np.array([self.K[0, 0], self.K[1, 1]]), self.K[:2, 2]
+        f, c = self._lens
         xy = (uv - c) / f
         r2 = (xy * xy).sum(1, keepdims=True)
         k1, k2 = self.dist
-        out: np.ndarray = c + f * xy * (1 + k1 * r2 + k2 * r2 * r2)
+        gain = 1 + k1 * r2 + k2 * r2 * r2 if k2 else 1 + k1 * r2
+        out: np.ndarray = c + f * xy * gain
         return out
 
     def undistort(self, uv: np.ndarray) -> np.ndarray:
@@ -396,9 +399,14 @@ class TableCalibration:
 
     def chip_diameter_px(self, x: float, y: float) -> float:
         """A chip's expected width in pixels (image columns) lying at (x, y) on the felt."""
-        r = self.layout.chip_diameter / 2
-        uv = self.camera.project(np.column_stack([x + r * _CIRCLE[0], y + r * _CIRCLE[1], np.zeros(len(_CIRCLE[0]))]))
-        return float(np.ptp(uv[:, 0]))
+        return float(self.chip_diameters_px(np.array([[x, y]]))[0])
+
+    def chip_diameters_px(self, xy: np.ndarray) -> np.ndarray:
+        """:meth:`chip_diameter_px` at each of *xy* (N x 2, mm) at once."""
+        r, n = self.layout.chip_diameter / 2, len(_CIRCLE[0])
+        points = np.stack([xy[:, :1] + r * _CIRCLE[0], xy[:, 1:] + r * _CIRCLE[1], np.zeros((len(xy), n))], axis=-1)
+        widths: np.ndarray = np.ptp(self.camera.project(points.reshape(-1, 3))[:, 0].reshape(len(xy), n), axis=1)
+        return widths
 
     def to_dict(self) -> dict:
         return {"kind": "table-calibration", "layout": self.layout.source, "camera_name": self.layout.camera,

@@ -249,6 +249,7 @@ class Counter:
         self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
         self.felt = models.felt
         self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
+        self._columns = tuple(self._P[:, k].copy() for k in range(4))  # (each alone: a chip's ring, faster)
         # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
         self._ring_shape = self.r * (np.outer(self._P[:, 0], _RING[:, 0]) + np.outer(self._P[:, 1], _RING[:, 1]))
         self._dense_shape = self.r * (np.outer(self._P[:, 0], _DENSE[:, 0]) + np.outer(self._P[:, 1], _DENSE[:, 1]))
@@ -451,7 +452,8 @@ class Counter:
     def _ring(self, x: float, y: float, z: float, shape: np.ndarray | None = None) -> np.ndarray:
         """Image outline of a chip's circle centred at (x, y) at height z (N x 2)."""
         shape = self._ring_shape if shape is None else shape
-        h = shape + (self._P[:, 0] * x + self._P[:, 1] * y + self._P[:, 2] * z + self._P[:, 3])[:, None]
+        px, py, pz, p1 = self._columns
+        h = shape + (px * x + py * y + pz * z + p1)[:, None]
         outline: np.ndarray = (h[:2] / h[2]).T
         return self.cam.distort(outline)
 
@@ -465,10 +467,16 @@ class Counter:
         return rings
 
     def _rough_base(self, u: float, v: float) -> np.ndarray:
-        q = cv2.perspectiveTransform(self.cam.undistort(np.array([[u, v]])).reshape(1, 1, 2), self.H_inv).reshape(2)
-        d = q - self.cam_xy
-        base: np.ndarray = q + d / np.linalg.norm(d) * self.r
+        base: np.ndarray = self._rough_bases(np.array([[u, v]]))[0]
         return base
+
+    def _rough_bases(self, uv: np.ndarray) -> np.ndarray:
+        """Rough centres (N x 2, mm) of stacks whose base's lowest point is at image pixels *uv* (N x 2):
+        the felt there, a chip's radius further from the camera."""
+        q = cv2.perspectiveTransform(self.cam.undistort(uv).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
+        d = q - self.cam_xy
+        bases: np.ndarray = q + d / np.linalg.norm(d, axis=1, keepdims=True) * self.r
+        return bases
 
     def _base(self, u: float, v: float) -> tuple[float, float]:
         """The stack centre (mm) whose base outline is centred on column *u* with its lowest point at row *v*."""
@@ -1152,6 +1160,9 @@ class Counter:
         card_px: np.ndarray | None = None  # what lies on the card areas
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         n, labels, stats, _ = _components(fg)
+        whole_labels = labels  # each blob's chip width at its bottom's middle, all at once
+        widths = self.calib.chip_diameters_px(self._rough_bases(
+            np.column_stack([roi.x0 + stats[1:, 0] + stats[1:, 2] / 2, roi.y0 + stats[1:, 1] + stats[1:, 3]])))
         h, w = fg.shape
         stacks, worst = [], 1.0
         specks: list[tuple[float, float, float, float]] = []  # each speck's centre (px in the crop), area, chip width
@@ -1163,7 +1174,8 @@ class Counter:
             if area < 12 and not whole:
                 continue  # a sliver cut off a blob
             u = roi.x0 + x + bw / 2
-            width = self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh))
+            width = (float(widths[i - 1]) if labels is whole_labels
+                     else self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh)))
             if area < 12 or area < 0.1 * width * width:  # a speck: too small to measure
                 if whole and roi.mask[y + bh // 2, x + bw // 2]:
                     specks.append((x + bw / 2, y + bh / 2, float(area), width))
