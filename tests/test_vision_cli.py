@@ -114,11 +114,15 @@ def test_bench_vision_prints_figures_then_one_json_line():
     # the speed on each session's own frames (leaning, mixed, touching stacks, a lens) where both cameras calibrated
     timed = {name for name, s in figures["physical"].items() if s.get("fps_per_core", 0) > 0}
     assert {"cool-bright", "cool-touching", "dim-warm", "flicker-lens"} <= timed and "spots-blue" not in timed
+    # stacks counted with confidence where the labels place them, and those holding other chips
+    assert figures["stacks_counted"] > 600 and figures["stacks_wrong"] == 0
+    assert figures["physical"]["cool-bright"]["stacks_counted"] > 0
+    assert "stacks counted with confidence where the labels place one" in done.stdout
     # calibrated in another light: only between the sessions on one felt (green), never across felts
     cross = figures["cross_light"]
     assert "cool-bright<-dim-warm" in cross and "dim-warm<-cool-bright" in cross and len(cross) == 20  # 5 x 4
     assert not any("blue" in pair or "burgundy" in pair for pair in cross)
-    assert all(0 <= t["wrong_share"] <= 1 and t["zone_frames"] > 80 for t in cross.values())
+    assert all(0 <= t["wrong_share"] <= 1 and t["zone_frames"] > 80 and t["stacks_counted"] > 0 for t in cross.values())
     # another take of a session: its own pictures, then each take counted with the other's calibration
     retake = figures["retake"]
     assert {"retake/dim-warm-112", "retake/dim-warm-112<-dim-warm", "dim-warm<-retake/dim-warm-112"} <= set(retake)

@@ -366,8 +366,9 @@ def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
 
 
 def _shares(figures: dict[str, Any]) -> dict[str, Any]:
-    """An evaluation's zone-frames and its four shares."""
-    return {k: figures[k] for k in ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share")}
+    """An evaluation's zone-frames, its four shares and its stacks counted with confidence (and wrong)."""
+    return {k: figures[k] for k in ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share",
+                                    "stacks_counted", "stacks_wrong")}
 
 
 def _print_pairs(title: str, pairs: dict[str, Any]) -> None:
@@ -375,7 +376,8 @@ def _print_pairs(title: str, pairs: dict[str, Any]) -> None:
     print(title)
     for pair, t in pairs.items():
         print(f"  {pair:36} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
-              f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
+              f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}  stacks {t['stacks_counted']:4} "
+              f"wrong {t['stacks_wrong']}")
 
 
 def _print_physical(sessions: dict[str, Any]) -> None:
@@ -386,6 +388,8 @@ def _print_physical(sessions: dict[str, Any]) -> None:
         for tag, t in [*f["tags"].items(), ("all", f)]:
             print(f"  {name:16} {tag:14} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
                   f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
+        print(f"  {name:16} stacks counted with confidence where the labels place one: {f['stacks_counted']}, "
+              f"{f['stacks_wrong']} holding other chips")
         for camera, cal in f["calibration"].items():
             print(f"  {name:16} camera {camera}: {'calibrated' if cal['ok'] else 'NOT CALIBRATED'}: {cal['note']}")
         if "fps_per_core" in f:
@@ -401,6 +405,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     sessions = physical(root, args.frames) if root is not None else {}
     f["physical"] = {name: {k: v for k, v in s.items() if k in ("zone_frames", "exact_share", "uncertain_share",
                                                                   "unreadable_share", "wrong_share", "tags",
+                                                                  "stacks_counted", "stacks_wrong",
                                                                   "fps_per_core", "ms_per_frame")}
                      for name, s in sessions.items()}
     f["cross_light"] = cross_light(root, args.frames) if root is not None else {}
