@@ -92,6 +92,8 @@ LEVEL_FLOOR = 0.06  # and this much (share of the white patch): a black chip's e
 SIDE_FAR = 4.0  # with LEVEL_APART: a lower chip this many spreads from the top's side model is not the top's
 SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, as read and relative to the top
 # chip's side: not the top's denomination, whichever it is nearest to (a side far from every model)
+PAIR_UNLIKE, PAIR_NEARER = 5.0, 0.7  # two lower chips' sides each this many spreads from the top's side model
+# and this much nearer another's: a mixed stack, or too ambiguous to call plain (docs/vision.md)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.25  # share of the columns not felt there: a chip under the base the edges did not see (a green
@@ -786,14 +788,18 @@ class Counter:
                 and min(c for _, c in read[:-1]) >= least and (top == value or top_confidence < FOREIGN_CONFIDENCE))
 
     def _unlike(self, below: np.ndarray, value: int, n: int) -> bool:
-        """Whether one of a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) is over
-        ``SIDE_UNLIKE`` spreads from *value*'s side model both as read and relative to the top chip."""
+        """Whether a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) are unlike *value*'s
+        side, both as read and relative to the top chip: one over ``SIDE_UNLIKE`` spreads from its side model,
+        or two each ``PAIR_UNLIKE`` spreads from it and ``PAIR_NEARER`` nearer (distance ratio) another
+        denomination's side (one chip so is a glint or an edge insert; two, a mixed stack, or a side too
+        ambiguous to call plain)."""
         if value not in self.models.side or n == 0:
             return False
         d = self.models.side[value].distance(below)
+        nearer = self.models.side_nearer(below, value)
         if len(d) == 2 * n:
-            d = np.minimum(d[:n], d[n:])
-        return bool((d > SIDE_UNLIKE).any())
+            d, nearer = np.minimum(d[:n], d[n:]), np.minimum(nearer[:n], nearer[n:])
+        return bool((d > SIDE_UNLIKE).any() or ((d >= PAIR_UNLIKE) & (nearer <= PAIR_NEARER)).sum() >= 2)
 
     def _level_apart(self, side: np.ndarray, value: int) -> bool:
         """Whether a chip under a stack's top (*side*: its chips' side features, bottom to top) is
