@@ -461,12 +461,24 @@ class Counter:
 
     def _rings(self, x: float, y: float, heights: np.ndarray) -> np.ndarray:
         """:meth:`_ring` at each of *heights* (mm) at once (heights x N x 2)."""
-        P = self._P
-        at = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
-        h = self._ring_shape[:, :, None] + at[:, None, :]  # 3 x points x heights
-        outline = np.stack([h[0] / h[2], h[1] / h[2]], axis=-1).transpose(1, 0, 2)  # heights x points x 2
-        rings: np.ndarray = self.cam.distort(outline.reshape(-1, 2)).reshape(outline.shape)
+        u, v = self._outlines(self._above(x, y, heights), self._ring_shape)
+        rings: np.ndarray = np.stack([u.T, v.T], axis=-1)
         return rings
+
+    def _above(self, x: float, y: float, heights: np.ndarray) -> np.ndarray:
+        """The homogeneous image points (3 x heights) of the table points over (x, y) at *heights* (mm)."""
+        P = self._P
+        at: np.ndarray = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
+        return at
+
+    def _outlines(self, at: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Image columns and rows (points x circles) of a chip's circle (*shape*: ``_ring_shape`` or
+        ``_dense_shape``) centred at each of the homogeneous image points *at* (3 x circles), through the lens."""
+        h = shape[:, :, None] + at[:, None, :]
+        u, v = h[0] / h[2], h[1] / h[2]
+        if self.cam.distorted:
+            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
+        return u, v
 
     def _rough_base(self, u: float, v: float) -> np.ndarray:
         base: np.ndarray = self._rough_bases(np.array([[u, v]]))[0]
@@ -502,12 +514,7 @@ class Counter:
         """Rows of the upper (or lower) outlines of a chip's circles centred at (x, y) at each of
         *heights* (mm), at image columns *cols* (heights x columns; *beyond* an outline's ends, or its
         end's row without it). Every circle projected at once."""
-        P = self._P
-        at = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
-        h = self._dense_shape[:, :, None] + at[:, None, :]  # 3 x points x heights
-        u, v = h[0] / h[2], h[1] / h[2]
-        if self.cam.distorted:
-            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
+        u, v = self._outlines(self._above(x, y, heights), self._dense_shape)
         u, v = u.T.copy(), v.T.copy()  # heights x points: each outline's points together
         half = v < v.mean(1)[:, None] if upper else v >= v.mean(1)[:, None]
         rows = np.empty((len(heights), len(cols)))
@@ -1057,11 +1064,8 @@ class Counter:
     def _base_pixels(self, centres: np.ndarray) -> np.ndarray:
         """:meth:`_base_pixel` of each of *centres* (N x 2, mm) at once (N x 2)."""
         P = self._P
-        at = P[:, 0][:, None] * centres[:, 0] + P[:, 1][:, None] * centres[:, 1] + P[:, 3][:, None]
-        h = self._ring_shape[:, :, None] + at[:, None, :]  # 3 x points x centres
-        u, v = h[0] / h[2], h[1] / h[2]
-        if self.cam.distorted:
-            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
+        u, v = self._outlines(P[:, 0][:, None] * centres[:, 0] + P[:, 1][:, None] * centres[:, 1] + P[:, 3][:, None],
+                              self._ring_shape)
         pixels: np.ndarray = np.column_stack([(u.min(0) + u.max(0)) / 2, v.max(0)])
         return pixels
 
