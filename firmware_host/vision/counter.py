@@ -251,7 +251,6 @@ class Counter:
         self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
         self.felt = models.felt
         self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
-        self._columns = tuple(self._P[:, k].copy() for k in range(4))  # (each alone: a chip's ring, faster)
         # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
         self._ring_shape = self.r * (np.outer(self._P[:, 0], _RING[:, 0]) + np.outer(self._P[:, 1], _RING[:, 1]))
         self._dense_shape = self.r * (np.outer(self._P[:, 0], _DENSE[:, 0]) + np.outer(self._P[:, 1], _DENSE[:, 1]))
@@ -454,8 +453,7 @@ class Counter:
     def _ring(self, x: float, y: float, z: float, shape: np.ndarray | None = None) -> np.ndarray:
         """Image outline of a chip's circle centred at (x, y) at height z (N x 2)."""
         shape = self._ring_shape if shape is None else shape
-        px, py, pz, p1 = self._columns
-        h = shape + (px * x + py * y + pz * z + p1)[:, None]
+        h = shape + (self._P[:, 0] * x + self._P[:, 1] * y + self._P[:, 2] * z + self._P[:, 3])[:, None]
         outline: np.ndarray = (h[:2] / h[2]).T
         return self.cam.distort(outline)
 
@@ -573,8 +571,9 @@ class Counter:
         rows = np.arange(n_rows)[:, None]
         # the run of not-felt rows that holds the base (gaps of one row bridged), per column
         scale = 1.0 / np.maximum(white.astype(np.float32), 1.0) if white is not None else np.ones(3, np.float32)
-        if direction is not None:  # half way to the chip's colour (the direction is scaled so)
-            mask = ((sub - felt) * scale) @ direction > 0.3
+        lit = (sub * scale) @ direction if direction is not None else None  # (linear: projected once)
+        if lit is not None:  # half way to the chip's colour (the direction is scaled so)
+            mask = lit - (felt * scale) @ direction > 0.3
         elif not_felt is not None:
             mask = not_felt[r0:r1, cols]
         else:
@@ -594,7 +593,6 @@ class Counter:
             return None
         at = np.arange(n_cols)
 
-        lit = (sub * scale) @ direction if direction is not None else None  # (linear: projected once)
 
         def profile(felt_rows: np.ndarray) -> np.ndarray:
             """The column's felt from the given rows, then the profile against it."""
