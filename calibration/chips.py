@@ -112,11 +112,14 @@ class ChipModels:
     linear_alike: tuple[tuple[int, int, float], ...] = ()  # side look-alikes measured with a linear level
     felt_light: dict[str, float] = field(default_factory=dict)  # each chip zone's felt level in the calibration
     # pictures (share of the felt model's, under the white patch's light): where the light fell on the table
+    hidden: tuple[tuple[int, int, int], ...] = ()  # denominations that look like the felt: (value, chips found,
+    # chips found of the best-found denomination) in the calibration pictures
 
     @property
     def unsure(self) -> frozenset[int]:
-        """The denominations of the look-alike pairs: never counted with confidence."""
-        return frozenset(v for a, b, _ in self.alike for v in (a, b))
+        """The denominations of the look-alike pairs and those that look like the felt (``hidden``):
+        never counted with confidence."""
+        return frozenset(v for a, b, _ in self.alike for v in (a, b)) | {v for v, _, _ in self.hidden}
 
     @property
     def side_alike(self) -> tuple[tuple[int, int, float], ...]:
@@ -134,6 +137,12 @@ class ChipModels:
         """The side look-alike pairs in logarithm of the level alone: a stack topped by either is vouched
         for only by chips read with more confidence than ``side_alike``'s others (the counter's)."""
         return _pairs(self.side)
+
+    def hidden_text(self) -> list[str]:
+        """One line per denomination that looks like the felt, for the installer."""
+        return [f"chips {v} ({n} found) found less often than the others ({most}): they look like the felt under "
+                "this light; a stack of them is never counted, and a zone where the table differs from its empty "
+                "picture beyond the stacks read is left uncertain for the dealer" for v, n, most in self.hidden]
 
     def alike_text(self) -> list[str]:
         """One line per look-alike pair, for the installer."""
@@ -220,7 +229,7 @@ class ChipModels:
                 "alike": [[a, b, sep] for a, b, sep in self.alike],
                 "side": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.side.items()},
                 "side_level": "log", "linear_alike": [[a, b, sep] for a, b, sep in self.linear_alike],
-                "felt_light": dict(self.felt_light)}
+                "felt_light": dict(self.felt_light), "hidden": [list(h) for h in self.hidden]}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -339,7 +348,8 @@ def load_models(path: str | Path) -> ChipModels:
                       side={int(v): _side_level(m, data.get("side_level")) for v, m in saved.items()},
                       linear_alike=tuple((int(a), int(b), float(sep)) for a, b, sep in data["linear_alike"])
                       if "linear_alike" in data else (_pairs(saved) if linear else ()),
-                      felt_light={str(z): float(v) for z, v in data.get("felt_light", {}).items()})
+                      felt_light={str(z): float(v) for z, v in data.get("felt_light", {}).items()},
+                      hidden=tuple((int(v), int(n), int(most)) for v, n, most in data.get("hidden", [])))
 
 
 def _side_level(model: ColourModel, level: str | None) -> ColourModel:

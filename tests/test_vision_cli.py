@@ -65,6 +65,23 @@ def test_calibrate_chips_warns_of_a_pair_it_cannot_tell_apart(tmp_path):
     assert load_models(tmp_path / "c.json").unsure == {100, 2000}
 
 
+def test_calibrate_chips_warns_of_a_denomination_that_looks_like_the_felt(tmp_path):
+    """The physically based burgundy felt (``sim.physical``) hides some of its red 100s: the calibration is
+    written with a warning naming them, and the file keeps them as never counted."""
+    pictures = Path("tests/data/vision-physical/cool-burgundy/calibration")
+    table = tmp_path / "table.json"
+    done = tablectl("calibrate", "table", "--camera", "right", "--image", str(pictures / "table_right.jpg"),
+                    "--out", str(table), "--picture", str(tmp_path / "t.jpg"))
+    assert done.returncode == 0, done.stderr
+    shows = [a for v in HOUSE_004 for a in ("--show", f"{v}={pictures / f'chips_right_{v}.jpg'}")]
+    done = tablectl("calibrate", "chips", "--table", str(table), *shows, "--out", str(tmp_path / "c.json"),
+                    "--picture", str(tmp_path / "sheet.jpg"))
+    assert done.returncode == 0, done.stderr
+    assert "warning: chips 100 (6 found) found less often than the others (10)" in done.stderr
+    assert "never counted" in done.stderr and "empty picture" in done.stderr
+    assert load_models(tmp_path / "c.json").hidden == ((100, 6, 10),)
+
+
 def test_calibrate_chips_says_when_its_chips_stand_on_the_felts_print(tmp_path):
     """A betting line printed through the bet zones, the calibration chips placed as usual (half the bet
     zones' chips on the line): those are left out of the side and edge models where three others remain

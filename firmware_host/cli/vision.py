@@ -176,7 +176,7 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
         return 2
     out = args.out or f"camera-{name}-chips.json"
     models.save(out)
-    for line in models.alike_text():
+    for line in models.alike_text() + models.hidden_text():
         print(f"warning: {line} (calibrate in better light, or change the chip set)", file=sys.stderr)
     for value, n in sorted(models.left_out.items()):
         if n:

@@ -115,6 +115,10 @@ SPECKS = 0.05  # chip footprints of specks (each too small to measure) within SP
 SPECKS_REACH = 0.75  # another: something on the felt that cannot be read (a chip the felt test half misses)
 FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from side to face under a lower rim than a
 FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
+UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) from the empty table's picture changed
+UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
+UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
+# missed, when a denomination looks like the felt (``ChipModels.hidden``): the zone is uncertain
 
 
 @dataclass(frozen=True)
@@ -276,6 +280,7 @@ class Counter:
             self._models[v] = (np.array([m.mean for m in order], np.float32), np.array([m.spread for m in order],
                                                                                      np.float32))
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
+        self._empty = self._empty_crops(calib.empty) if models.hidden else {}
         self._printed: np.ndarray | None = None  # the print's pixels in the whole picture
         for roi in self.rois:
             if roi.zone.name in self._prints:
@@ -307,6 +312,50 @@ class Counter:
             if len(rows):
                 out[roi.zone.name] = ((rows, cols), smooth[rows, cols].astype(np.float32) / white)
         return out
+
+    def _empty_crops(self, empty: np.ndarray | None) -> dict[str, tuple[np.ndarray, float]]:
+        """Per chip zone, the empty table's picture there (at half scale, float) and its median level (sum of
+        channels): what a zone is compared with when a denomination looks like the felt (:meth:`_unseen`)."""
+        if empty is None or empty.shape[1::-1] != tuple(self.calib.image_size):
+            hidden = ", ".join(str(v) for v, _, _ in self.models.hidden)
+            raise ValueError(f"camera {self.calib.layout.camera}: chips {hidden} look like the felt, and the table "
+                             "calibration holds no picture of the empty table to check the zones against: run "
+                             "calibrate table again on an empty table")
+        out = {}
+        for r in self.rois:
+            if r.zone.kind != "cards":
+                crop = _half(empty[r.y0:r.y1, r.x0:r.x1]).astype(np.float32)
+                out[r.zone.name] = (crop, max(float(np.median(crop[_half_mask(r.mask)].sum(1))), 1.0))
+        return out
+
+    def _unseen(self, roi: _Roi, crop: np.ndarray, stacks: Sequence[StackSeen],
+                cut: np.ndarray | None) -> tuple[float, float] | None:
+        """Where (px in *crop*) the zone differs from the empty table's picture beyond the outlines of
+        its *stacks* (and the card areas *cut* that hold a card) over ``UNSEEN`` chip footprints in one
+        patch, or None; at half scale. The empty picture is scaled per channel by the zone's median ratio
+        to it (the light's level). A shadow there counts too: something the felt test missed could lie in it."""
+        (empty, level), mask = self._empty[roi.zone.name], _half_mask(roi.mask)
+        now = _half(crop)
+        some = mask[::2, ::2]  # the light's level from every fourth row and column
+        gain = np.median(now[::2, ::2][some] / np.maximum(empty[::2, ::2][some], 1.0), axis=0)
+        off = cv2.absdiff(now.astype(np.float32), empty * gain.astype(np.float32))
+        over = (cv2.transform(off, np.ones((1, 3), np.float32)) > UNSEEN_LEVEL * level).astype(np.uint8)
+        changed = cv2.morphologyEx(over, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        outline = np.zeros_like(changed)
+        for s in stacks:
+            rings = np.vstack([self._ring(s.x, s.y, 0.0), self._ring(s.x, s.y, max(s.count, 1) * self.t)])
+            cv2.fillConvexPoly(outline, cv2.convexHull(np.round((rings - (roi.x0, roi.y0)) / 2).astype(np.int32)), 1)
+        outline = cv2.dilate(outline, np.ones((UNSEEN_MARGIN, UNSEEN_MARGIN), np.uint8))
+        left = changed.astype(bool) & ~outline.astype(bool) & mask
+        if cut is not None:
+            left &= ~_half_mask(cut)
+        n, _, stats, centres = _components(left.astype(np.uint8))
+        if n < 2:
+            return None
+        k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        x, y = 2 * centres[k]
+        width = self.calib.chip_diameter_px(*self._rough_base(roi.x0 + x, roi.y0 + y))
+        return (float(x), float(y)) if 4 * stats[k, cv2.CC_STAT_AREA] >= UNSEEN * width ** 2 else None
 
     def near_print(self, stack: StackSeen) -> bool:
         """Whether the felt's print (seen in the empty table's picture) lies within 3 px of a single
@@ -1267,6 +1316,10 @@ class Counter:
         if unread is not None:  # specks together as large as a chip's part: a chip seen only in pieces
             worst = min(worst, 0.2)
             stacks.append(StackSeen(*self._base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2))
+        unseen = self._unseen(roi, crop, stacks, cut) if self._empty and worst >= MIN_CONFIDENCE else None
+        if unseen is not None:  # a denomination that looks like the felt could lie there, unread
+            worst = min(worst, 0.2)
+            stacks.append(StackSeen(*self._base(roi.x0 + unseen[0], roi.y0 + unseen[1]), None, 0, 0.2))
         counts: dict[int, int] = {}
         for s in stacks:
             for v in s.chips:
@@ -1495,10 +1548,11 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     found = {v: len(stacks) for v, stacks in seen.items()}
     visible = [v for v, n in found.items() if n]  # found at all: not refused for a colour model near the felt's
     most = max(found.values(), default=0)
-    hidden = [f"{v} ({n} found)" for v, n in sorted(found.items()) if 0 < n < VISIBLE_SHARE * most]
-    if hidden:  # some of its chips lie unseen on this felt: so would some of a stack's
-        raise ValueError(f"chips {', '.join(hidden)} found less often than the others ({most}): they look like "
-                         "the felt under this light")
+    hidden = tuple((v, n, most) for v, n in sorted(found.items()) if 0 < n < VISIBLE_SHARE * most)
+    if hidden and calib.empty is None:  # some of its chips lie unseen on this felt: so would some of a stack's
+        raise ValueError(f"chips {', '.join(f'{v} ({n} found)' for v, n, _ in hidden)} found less often than the "
+                         f"others ({most}): they look like the felt under this light, and the table calibration "
+                         "holds no picture of the empty table to check the zones against")
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions, seen=visible)
@@ -1522,7 +1576,8 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     card, note = colour_card(finder, list(shows.values()))
     lit = [counter.felt_light(img) for img in shows.values()]  # where the light falls on each zone (the felt's)
     felt_light = {z: float(np.median([m[z] for m in lit if z in m])) for z in sorted(set().union(*lit))}
-    return dataclasses.replace(models, card=card, card_note=note, on_print=on_print, felt_light=felt_light)
+    return dataclasses.replace(models, card=card, card_note=note, on_print=on_print, felt_light=felt_light,
+                               hidden=hidden)
 
 
 def colour_card(finder: Counter, pictures: list[np.ndarray]) -> tuple[CardReference | None, str]:
@@ -1628,6 +1683,16 @@ def _bgr(channels: Iterable[float]) -> tuple[float, float, float]:
     """A colour's three channels as a triple."""
     b, g, r = channels
     return b, g, r
+
+
+def _half(crop: np.ndarray) -> np.ndarray:
+    """*crop* at half scale, each pixel the mean of the 2 x 2 it covers (odd sizes rounded up)."""
+    return cv2.resize(crop, ((crop.shape[1] + 1) // 2, (crop.shape[0] + 1) // 2), interpolation=cv2.INTER_AREA)
+
+
+def _half_mask(mask: np.ndarray) -> np.ndarray:
+    """A boolean *mask* at :func:`_half`'s scale (every other row and column)."""
+    return mask[::2, ::2]
 
 
 def _half_grey(frame: np.ndarray) -> np.ndarray:

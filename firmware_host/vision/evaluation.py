@@ -332,6 +332,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     figures["left_out"] = {str(v): n for v, n in models.left_out.items() if n}
     figures["colour_card"] = models.card is not None
     figures["alike"] = [[a, b] for a, b, _ in models.alike]
+    figures["hidden"] = [v for v, _, _ in models.hidden]
     figures["side_alike"] = [[a, b] for a, b, _ in models.side_alike]
     note = (f"markers {len(calib.markers_seen)}, fit {calib.rms_px:.2f} px"
             + (", lens k1 {:+.3f} k2 {:+.3f}".format(*calib.camera.dist) if calib.camera.distorted else "")
@@ -339,6 +340,9 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
             + ("; colour card seen" if models.card else f"; white patch only ({models.card_note})"))
     if models.alike:
         note += "; look alike (left uncertain): " + ", ".join(f"{a} and {b}" for a, b, _ in models.alike)
+    if models.hidden:
+        note += ("; look like the felt (never counted; a zone unlike the empty table beyond its stacks left "
+                 "uncertain): " + ", ".join(f"{v} ({n} of {most} found)" for v, n, most in models.hidden))
     if models.side_alike:
         note += ("; sides alike (stacks topped by these counted only when each chip reads as the top on its"
                  " side): " + ", ".join(f"{a} and {b}" for a, b, _ in models.side_alike))
