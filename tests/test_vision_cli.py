@@ -128,9 +128,10 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert any(line.startswith("  all ") for line in lines[:-1])
     assert set(figures["physical"]) == {"cool-bright", "cool-burgundy", "cool-touching", "dim-warm", "flicker-lens",
                                         "spots-blue", "spots-green"}
-    # the speed on each session's own frames (leaning, mixed, touching stacks, a lens) where both cameras calibrated
+    # the speed on each session's own frames (leaning, mixed, touching stacks, a lens) where both cameras calibrated:
+    # all of them since a denomination that looks like the felt is kept as hidden instead of refusing the camera
     timed = {name for name, s in figures["physical"].items() if s.get("fps_per_core", 0) > 0}
-    assert {"cool-bright", "cool-touching", "dim-warm", "flicker-lens"} <= timed and "spots-blue" not in timed
+    assert timed == set(figures["physical"])
     # stacks counted with confidence where the labels place them, and those holding other chips
     assert figures["stacks_counted"] > 600 and figures["stacks_wrong"] == 0
     assert figures["physical"]["cool-bright"]["stacks_counted"] > 0

@@ -207,8 +207,9 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
                             (255, 255, 255), 2, cv2.LINE_AA)
         right = sum(st.value == value for zc in result.zones.values() for st in zc.stacks)
         shown = sum(len(zc.stacks) for zc in result.zones.values())
-        print(f"  {value:5}: colour {tuple(round(c, 3) for c in models.chips[value].mean)}, "
-              f"{right}/{shown} chips recognised back as {value}")
+        colour = (f"colour {tuple(round(c, 3) for c in models.chips[value].mean)}" if value in models.chips
+                  else "no chip found (looks like the felt)")
+        print(f"  {value:5}: {colour}, {right}/{shown} chips recognised back as {value}")
         cv2.putText(picture, f"shown: {value}", (10, 60), cv2.FONT_HERSHEY_SIMPLEX, 1.2, (255, 255, 255), 3,
                     cv2.LINE_AA)
         sheet.append(cv2.resize(picture, (640, 360), interpolation=cv2.INTER_AREA))

@@ -78,7 +78,7 @@ OTHER_SPREADS = 4.0  # a side row within this many spreads of another denominati
 SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
 CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
-# one's looks like the felt (refused); one found as often stands out of it whatever its colour model's distance
+# one's looks like the felt (kept as hidden); one found as often stands out of it whatever its model's distance
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
 SIDE_SHIFT = 0.25  # chips: a mixed stack's chips are read again this much lower and higher, and must read alike
 SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
@@ -1535,6 +1535,9 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     single chip's silhouette, measured as a stack's is, should be exactly one chip's
     geometry; the median excess is subtracted from every stack. They also measure how much
     brighter each denomination's centre (its inlay) is than its face (``Counter.inlay_contrast``).
+    A denomination whose chips are found less often than ``VISIBLE_SHARE`` of the best-found one's,
+    or never, looks like the felt: it is kept as ``hidden`` (never counted; the counter checks each
+    zone against the empty table's picture, so the table calibration must hold one).
     """
     from calibration.chips import edge_direction, learn
     felt = felt_model(calib, shows[min(shows)], zone)
@@ -1548,17 +1551,19 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     found = {v: len(stacks) for v, stacks in seen.items()}
     visible = [v for v, n in found.items() if n]  # found at all: not refused for a colour model near the felt's
     most = max(found.values(), default=0)
-    hidden = tuple((v, n, most) for v, n in sorted(found.items()) if 0 < n < VISIBLE_SHARE * most)
+    hidden = tuple((v, n, most) for v, n in sorted(found.items()) if n < VISIBLE_SHARE * most)
     if hidden and calib.empty is None:  # some of its chips lie unseen on this felt: so would some of a stack's
         raise ValueError(f"chips {', '.join(f'{v} ({n} found)' for v, n, _ in hidden)} found less often than the "
                          f"others ({most}): they look like the felt under this light, and the table calibration "
                          "holds no picture of the empty table to check the zones against")
-    samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items()}
+    samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items() if stacks}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions, seen=visible)
     counter = Counter(calib, models)
     excess, inlay, side, on_print = {}, {}, {}, {}
     for v, img in shows.items():
+        if not found[v]:
+            continue
         stacks = [s for zc in counter.count(img).zones.values() for s in zc.stacks if s.colour is not None]
         mine = [s for s in stacks if s.value == v] or stacks
         clean = [s for s in mine if not counter.near_print(s)]  # a chip on the felt's print: its edges and
