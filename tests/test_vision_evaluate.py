@@ -440,3 +440,27 @@ def test_a_black_stack_vouches_for_itself_by_its_level_where_its_chroma_is_noise
     monkeypatch.setattr(chips, "DARK_CHROMA", 0.0)
     without = _figures(PHYSICAL / "cool-touching")
     assert figures["wrong_share"] == 0 and figures["exact_share"] >= without["exact_share"] + 0.05, (figures, without)
+
+
+def test_the_felts_level_is_bounded_about_each_zones_own_light():
+    """spots-green's left camera: its bet:6 lies in a spot's pool, its felt 1.75 times the felt model's
+    level in the calibration pictures (``ChipModels.felt_light``), and that light's colour is not the
+    white patch's. The felt test's level bounds (``FELT_SHADE`` .. 1.6) and its residual bound scale with
+    the zone's own level, so that empty zone reads empty in every frame; with one bound for the whole
+    table every pixel of it was not felt: an arm, the zone occluded (spots-green 14.8 -> 30.7 % exact, none
+    wrong; the renderer's felt-beige 93.8 -> 94.4 %, nothing else changed)."""
+    import dataclasses
+
+    from firmware_host.vision.counter import Counter
+    from firmware_host.vision.evaluation import calibrate_cameras, read_picture
+    spots = load_set(PHYSICAL / "spots-green")
+    counter = calibrate_cameras(spots)["left"].counter
+    assert counter is not None and counter.models.felt_light["bet:6"] > 1.6
+    one_bound = Counter(counter.calib, dataclasses.replace(counter.models, felt_light={}))
+    frames = [f for f in spots.frames if f.camera == "left" and not f.zones["bet:6"].covered]
+    assert len(frames) >= 8 and all(f.zones["bet:6"].amount == 0 for f in frames)
+    for frame in frames:
+        image = read_picture(frame.file)
+        zone = counter.count(image).zones["bet:6"]
+        assert (zone.status, zone.amount) == ("ok", 0)
+        assert one_bound.count(image).zones["bet:6"].status == "occluded"

@@ -270,6 +270,10 @@ class Counter:
         bound = FELT_RESIDUAL * self._felt_norm
         self._felt_low = (FELT_SHADE, -1e9, -bound)  # felt: level FELT_SHADE..1.6, glare to FELT_GLARE, small residual
         self._felt_high = (1.6, FELT_GLARE, bound)
+        # per chip zone, the level bounds about its felt's level in the calibration pictures (a spot's pool)
+        self._felt_bounds = {z: ((FELT_SHADE * min(lit, 1.0), -1e9, -bound * max(lit, 1.0)),
+                                 (1.6 * max(lit, 1.0), FELT_GLARE, bound * max(lit, 1.0)))
+                             for z, lit in models.felt_light.items()}
         self._lit_low, self._lit_high = (FELT_SHADE, -1e9, -bound), (10.0, FELT_GLARE, bound)  # felt: any light
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
@@ -1116,11 +1120,14 @@ class Counter:
         pixels: np.ndarray = np.column_stack([(u.min(0) + u.max(0)) / 2, v.max(0)])
         return pixels
 
-    def not_felt(self, crop: np.ndarray, white: np.ndarray) -> np.ndarray:
-        """Pixels that are not felt: not the felt's colour at some light level plus some white glare."""
+    def not_felt(self, crop: np.ndarray, white: np.ndarray, zone: str | None = None) -> np.ndarray:
+        """Pixels that are not felt: not the felt's colour at some light level plus some white glare (the
+        level's bounds about *zone*'s felt level in the calibration pictures, where known)."""
         scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
         parts = cv2.transform(crop.astype(np.float32), self._split * scale)  # (felt level, glare, residual)
-        off: np.ndarray = cv2.inRange(parts, self._felt_low, self._felt_high) == 0
+        low, high = self._felt_bounds.get(zone, (self._felt_low, self._felt_high)) if zone else (self._felt_low,
+                                                                                                 self._felt_high)
+        off: np.ndarray = cv2.inRange(parts, low, high) == 0
         return off
 
     # -- counting ----------------------------------------------------------------------------
@@ -1175,7 +1182,7 @@ class Counter:
                 crop = correction.apply(crop)
             smooth = cv2.blur(crop, (3, 3))
             white_here = white if roi.zone.kind != "cards" or relit is None else raw_white
-            fg = self.not_felt(smooth, white_here)
+            fg = self.not_felt(smooth, white_here, roi.zone.name)
             if roi.zone.kind != "cards":
                 fg = self._unprinted(roi.zone.name, fg, smooth, white_here)
             f = _Lazy(smooth, white_here)
