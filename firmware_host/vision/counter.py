@@ -305,7 +305,7 @@ class Counter:
             if roi.zone.kind == "cards":
                 continue
             smooth = cv2.blur(empty[roi.y0:roi.y1, roi.x0:roi.x1], (3, 3))
-            off = self.not_felt(smooth, white).astype(np.uint8)
+            off = self.not_felt(smooth, white, roi.zone.name).astype(np.uint8)
             width = self.calib.chip_diameter_px(*np.array(roi.zone.polygon).mean(0))
             thin = int(THIN * width) | 1
             opened = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
@@ -1125,8 +1125,7 @@ class Counter:
         level's bounds about *zone*'s felt level in the calibration pictures, where known)."""
         scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
         parts = cv2.transform(crop.astype(np.float32), self._split * scale)  # (felt level, glare, residual)
-        low, high = self._felt_bounds.get(zone, (self._felt_low, self._felt_high)) if zone else (self._felt_low,
-                                                                                                 self._felt_high)
+        low, high = self._felt_bounds.get(zone or "", (self._felt_low, self._felt_high))
         off: np.ndarray = cv2.inRange(parts, low, high) == 0
         return off
 
@@ -1559,6 +1558,9 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     visible = [v for v, n in found.items() if n]  # found at all: not refused for a colour model near the felt's
     most = max(found.values(), default=0)
     hidden = tuple((v, n, most) for v, n in sorted(found.items()) if n < VISIBLE_SHARE * most)
+    if len(shows) - len(hidden) < 2:  # nothing left to count by
+        raise ValueError(f"chips {', '.join(f'{v} ({n} found)' for v, n, _ in hidden)} found less often than the "
+                         f"others ({most}): they look like the felt under this light")
     if hidden and calib.empty is None:  # some of its chips lie unseen on this felt: so would some of a stack's
         raise ValueError(f"chips {', '.join(f'{v} ({n} found)' for v, n, _ in hidden)} found less often than the "
                          f"others ({most}): they look like the felt under this light, and the table calibration "
