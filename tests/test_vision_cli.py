@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 from calibration.chips import load_models
 from calibration.geometry import load_layout
@@ -80,6 +81,14 @@ def test_calibrate_chips_warns_of_a_denomination_that_looks_like_the_felt(tmp_pa
     assert "warning: chips 100 (6 found) found less often than the others (10)" in done.stderr
     assert "never counted" in done.stderr and "empty picture" in done.stderr
     assert load_models(tmp_path / "c.json").hidden == ((100, 6, 10),)
+    # the table's file must keep the empty table's picture the zones are checked against (an older file has none)
+    from firmware_host.vision.feed import load_camera_calibration
+    older = json.loads(table.read_text())
+    del older["empty"]
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    assert load_camera_calibration(table, tmp_path / "c.json")[1].hidden == ((100, 6, 10),)
+    with pytest.raises(ValueError, match=r"c\.json: chips 100 look like the felt, and .*older\.json holds no picture"):
+        load_camera_calibration(tmp_path / "older.json", tmp_path / "c.json")
 
 
 def test_calibrate_chips_says_when_its_chips_stand_on_the_felts_print(tmp_path):

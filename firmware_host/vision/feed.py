@@ -37,6 +37,10 @@ def load_camera_calibration(table: str | Path, chips: str | Path) -> tuple[Table
         models = load_models(chips)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{chips}: not a usable chip calibration: {exc}") from None
+    if models.hidden and calib.empty is None:  # the zones are checked against it (Counter._unseen)
+        raise ValueError(f"{chips}: chips {', '.join(str(v) for v, _, _ in models.hidden)} look like the felt, and "
+                         f"{table} holds no picture of the empty table to check the zones against: run calibrate "
+                         "table again on an empty table")
     return calib, models
 
 
