@@ -597,6 +597,21 @@ def test_a_denomination_that_looks_like_the_felt_is_never_counted_and_the_others
     assert zone(beside, "bet:2", 9) == ("ok", 2 * other)  # the single chip missed: what the check is for
 
 
+def test_a_denomination_near_a_hidden_ones_model_is_not_counted_either():
+    """A hidden denomination's model is learnt from fewer chips in a light that hides them: one within
+    twice ``MIN_SEPARATION`` of it is unsure too (spots-blue: seven grey 50s, hidden, read as four black
+    1000s at 0.97, the models 6.1 apart); one further is counted."""
+    from calibration.chips import MIN_SEPARATION, ChipModels, separation
+    felt = ColourModel((0.3, 0.6, 0.1), (0.01, 0.01, 0.04))
+    hidden, near, far = (ColourModel((0.33, 0.33, 0.30), (0.01, 0.01, 0.04)),
+                         ColourModel((0.33, 0.415, 0.30), (0.01, 0.01, 0.04)),  # 6.0 spreads apart
+                         ColourModel((0.20, 0.20, 0.60), (0.01, 0.01, 0.04)))
+    models = ChipModels({50: hidden, 1000: near, 100: far}, felt, hidden=((50, 3, 6),))
+    assert MIN_SEPARATION <= separation(hidden, near) < 2 * MIN_SEPARATION <= separation(hidden, far)
+    assert models.unsure == {50, 1000}
+    assert ChipModels({50: hidden, 1000: near, 100: far}, felt).unsure == set()
+
+
 def test_models_keep_the_denominations_that_look_like_the_felt(red_felt, tmp_path):
     """Saved and loaded with the models; a counter given them without the empty table's picture (an older
     table calibration file) refuses to start, naming what to do."""
