@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +116,7 @@ class ChipModels:
     hidden: tuple[tuple[int, int, int], ...] = ()  # denominations that look like the felt: (value, chips found,
     # chips found of the best-found denomination) in the calibration pictures
 
-    @property
+    @cached_property
     def unsure(self) -> frozenset[int]:
         """The denominations of the look-alike pairs, those that look like the felt (``hidden``) and those
         under twice ``MIN_SEPARATION`` from a hidden one's model (learnt from fewer chips, in a light that

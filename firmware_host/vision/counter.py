@@ -1558,13 +1558,13 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     visible = [v for v, n in found.items() if n]  # found at all: not refused for a colour model near the felt's
     most = max(found.values(), default=0)
     hidden = tuple((v, n, most) for v, n in sorted(found.items()) if n < VISIBLE_SHARE * most)
+    why = (f"chips {', '.join(f'{v} ({n} found)' for v, n, _ in hidden)} found less often than the others "
+           f"({most}): they look like the felt under this light")
     if len(shows) - len(hidden) < 2:  # nothing left to count by
-        raise ValueError(f"chips {', '.join(f'{v} ({n} found)' for v, n, _ in hidden)} found less often than the "
-                         f"others ({most}): they look like the felt under this light")
+        raise ValueError(why)
     if hidden and calib.empty is None:  # some of its chips lie unseen on this felt: so would some of a stack's
-        raise ValueError(f"chips {', '.join(f'{v} ({n} found)' for v, n, _ in hidden)} found less often than the "
-                         f"others ({most}): they look like the felt under this light, and the table calibration "
-                         "holds no picture of the empty table to check the zones against")
+        raise ValueError(f"{why}, and the table calibration holds no picture of the empty table to check the zones "
+                         "against")
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items() if stacks}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions, seen=visible)
