@@ -101,17 +101,31 @@ def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
     assert not any(c.present for c in result.cards.values())
 
 
-def test_a_feed_turns_the_clip_into_observations(health_counter):
+def test_a_feed_turns_the_clip_into_observations(health_counter, monkeypatch):
+    """The clip's changes are in bet:4 (eight 50s) and the pot, where a chip could lie hidden behind the
+    stacks (``Counter._hidden_behind``): held still, they are left to the dealer (``unsure``), never
+    reported; read as the picture shows them, they are reported once held for three frames."""
     from firmware_host.observations import ChipsInZone
     from firmware_host.vision.feed import CameraFeed
-    with open_replay(str(DATA / "clip_right.mp4")) as camera:
-        feed = CameraFeed("right", camera, health_counter.calib, health_counter.models)
-        out = [o for t in range(100, 160) for o in feed.tick(float(t))]
-    chips = [o for o in out if isinstance(o, ChipsInZone)]
-    assert chips and all(o.t >= 0.2 for o in chips)  # nothing before three frames held
+
+    def run():
+        out, asked = [], set()
+        with open_replay(str(DATA / "clip_right.mp4")) as camera:
+            feed = CameraFeed("right", camera, health_counter.calib, health_counter.models)
+            for t in range(100, 160):
+                out += feed.tick(float(t))
+                asked |= feed.unsure()
+        return asked, out
+    asked, out = run()
+    assert "bet:4" in asked
+    assert not {o.zone for o in out if isinstance(o, ChipsInZone)} & {"bet:4", "pot"}
     faults = [o for o in out if isinstance(o, DeviceFault)]
     assert [f.fault for f in faults] == ["no-frames"]  # only once the clip has ended
     assert faults[0].t >= 100
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    asked, out = run()
+    chips = [o for o in out if isinstance(o, ChipsInZone)]
+    assert {o.zone for o in chips} == {"bet:4", "pot"} and all(o.t >= 0.2 for o in chips)  # three frames held
 
 
 def test_a_saturated_patch_is_reported_when_it_lasts(health_counter):

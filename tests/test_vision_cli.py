@@ -132,7 +132,9 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert figures["covered_stable"] == 0  # an arm over a zone is never a stable count
     assert figures["covered_wrong"] == 0  # an arm over a zone: occluded, or counted right, or uncertain
     assert figures["covered_occluded_share"] > 0.5
-    assert figures["wrong_share"] == 0 and figures["exact_share"] >= 0.995 and figures["fps_per_core"] > 0
+    assert figures["wrong_share"] == 0 and figures["fps_per_core"] > 0
+    # exact, or uncertain only because a chip could lie hidden behind a stack, with the amount read right
+    assert figures["exact_share"] + figures["behind_right_share"] >= 0.995 and figures["behind_share"] > 0.2
     assert set(figures["confusion"]) == {str(v) for v in HOUSE_004}
     assert any(line.startswith("  all ") for line in lines[:-1])
     assert set(figures["physical"]) == {"cool-bright", "cool-burgundy", "cool-touching", "dim-warm", "flicker-lens",

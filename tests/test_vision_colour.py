@@ -73,13 +73,15 @@ def test_another_light_after_calibration_is_counted_never_wrong(sets, name):
     figures = evaluate(sets[name])
     assert all(c["colour_card"] for c in figures["calibration"].values())
     assert figures["wrong_share"] == 0 and figures["covered_wrong"] == 0 and figures["stable_wrong"] == 0
-    assert figures["exact_share"] >= (0.9 if name == "usual" else 0.8)  # measured: 94 % and 83 % (rest uncertain)
+    # read right: exact, or uncertain only because a chip could lie hidden behind a stack (measured: 94 % and 83 %)
+    assert figures["exact_share"] + figures["behind_right_share"] >= (0.9 if name == "usual" else 0.8)
 
 
 def test_the_same_warm_light_read_through_the_white_patch_alone_does_worse(sets):
     """Without the card (the counter as it was) the warm, dim light loses counts: what the card buys."""
     warm = sets["warm-dim"]
-    with_card = evaluate(warm)["exact_share"]
+    figures = evaluate(warm)
+    with_card = figures["exact_share"] + figures["behind_right_share"]  # read right (a chip could hide: uncertain)
     calibrated = calibrate_camera(warm.layout, "right", warm.calibration["right"])
     plain = dataclasses.replace(calibrated.counter.models, card=None)
     from firmware_host.vision.counter import Counter
@@ -90,8 +92,8 @@ def test_the_same_warm_light_read_through_the_white_patch_alone_does_worse(sets)
         image = read_picture(frame.file)
         for key, counter in counters.items():
             result = counter.count(image)
-            exact[key] += sum(result.zones[z].status == "ok" and result.zones[z].amount == t.amount
-                              for z, t in frame.zones.items() if not t.covered)
+            exact[key] += sum((result.zones[z].status == "ok" or result.zones[z].behind)
+                              and result.zones[z].amount == t.amount for z, t in frame.zones.items() if not t.covered)
     assert exact["with"] > exact["without"] and with_card > 0.8
 
 
@@ -135,7 +137,7 @@ def test_the_lens_is_fitted_where_a_pinhole_cannot_fit(sets, layout_path):
     flat = calibrate_table(render(Scene(colours=HOUSE_004), view, mount_camera(view), seed=1), view, "right")
     assert not flat.camera.distorted  # no lens fitted into a camera that has none
     figures = evaluate(sets["distortion"])
-    assert figures["wrong_share"] == 0 and figures["exact_share"] >= 0.9  # measured: 94 % (rest uncertain)
+    assert figures["wrong_share"] == 0 and figures["exact_share"] + figures["behind_right_share"] >= 0.9  # 94 %
     assert all(c["distortion"][0] < -0.05 for c in figures["calibration"].values())
 
 

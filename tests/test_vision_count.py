@@ -1,6 +1,7 @@
 """Chip counting, stability, occlusion and face-up cards on rendered pictures."""
 import dataclasses
 import json
+import math
 
 import cv2
 import numpy as np
@@ -35,6 +36,13 @@ def picture(table, stacks=(), arms=(), cards=(), seed=0, noise=2.0, light=(1.0, 
     layout = table[0]
     scene = Scene(tuple(stacks), tuple(cards), tuple(arms), light, (0.0, 0.0, 0.0), 0.6, noise, HOUSE_004)
     return render(scene, layout, mount_camera(layout), seed=seed)
+
+
+@pytest.fixture
+def seen_only(monkeypatch):
+    """The counter as if no chip could lie hidden behind a stack (``Counter._hidden_behind`` off): for the
+    tests of a rule that reads what the picture shows, on stacks tall enough to hide a chip behind them."""
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
 
 
 FELT_LIKE_RED = (40, 45, 120)  # BGR: a felt the red 100 (40, 40, 200) hides on: 3 of its 10 chips found
@@ -209,7 +217,7 @@ def test_a_stack_on_a_printed_line_is_never_read_as_an_empty_zone(table):
     assert empty.status == "ok" and empty.amount == 0  # without the line, nothing there: read empty
 
 
-def test_the_felts_print_seen_at_calibration_is_felt_and_a_stack_on_it_is_counted():
+def test_the_felts_print_seen_at_calibration_is_felt_and_a_stack_on_it_is_counted(seen_only):
     """A betting line printed through the bet zones (the renderer's ``printed`` condition, 8 mm wide):
     calibrated on the empty table's picture and chips placed off the line, the print is discounted
     where it looks as it did (``PRINT_MATCH``): a stack of four 100s standing on the line is counted
@@ -293,7 +301,7 @@ def test_a_card_lying_behind_a_stack_is_not_taken_for_chips(table, count):
 
 @pytest.mark.parametrize("zone,stack", [("bet:4", Stack(-260, 380, 500, 5)), ("bet:4", Stack(-260, 380, 500, 9)),
                                         ("bet:3", Stack(-745, 170, 100, 5)), ("bet:3", Stack(-745, 170, 100, 8))])
-def test_a_stack_whose_top_ends_against_a_face_up_card_is_counted(table, zone, stack):
+def test_a_stack_whose_top_ends_against_a_face_up_card_is_counted(table, zone, stack, seen_only):
     """The top found where each column leaves the chip's colour for the white card's (or the felt's)."""
     counter = table[3]
     result = counter.count(picture(table, [stack], cards=[("seat:" + zone[4:], True)], seed=stack.count))
@@ -315,7 +323,7 @@ def test_the_top_face_centre_confirms_the_count_and_refuses_its_neighbours(table
 
 
 @pytest.mark.parametrize("count", [5, 8])
-def test_a_red_stack_before_a_red_card_back_is_counted_where_felt_shows(table, count):
+def test_a_red_stack_before_a_red_card_back_is_counted_where_felt_shows(table, count, seen_only):
     """Chip and card alike: the top is measured only in the columns with felt between them, and the
     top face's centre must be where that count puts it."""
     counter = table[3]
@@ -325,7 +333,7 @@ def test_a_red_stack_before_a_red_card_back_is_counted_where_felt_shows(table, c
     assert zc.status == "ok" and zc.chips == ((100, count),), zc
 
 
-def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch):
+def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch, seen_only):
     """Red stacks in front of seat:2's red card back, some with their whole top against the card, a
     green stack beside some: counted or left to the dealer, never wrong. Without the top face's
     centre check and the reading of the stacks' sides, the card's far edge is read as the top of some
@@ -394,7 +402,8 @@ def test_a_column_with_no_edge_makes_a_stack_uncertain_not_a_crash(table):
         assert zc.status != "ok" or zc.amount == amount, zc
 
 
-def test_a_stack_standing_behind_another_of_another_colour_is_not_read_as_one_taller(table, monkeypatch):
+def test_a_stack_standing_behind_another_of_another_colour_is_not_read_as_one_taller(table, monkeypatch,
+                                                                                     seen_only):
     """From 400 mm up, a stack behind another in the camera's line of sight merges with it in the
     picture and reads as one taller stack of the colour of the top it shows: the side under that
     top, of another denomination's colour, gives it away; so does the front stack's face, seen under
@@ -443,7 +452,7 @@ def test_a_mixed_stack_is_the_sum_of_its_chips_read_on_its_side_or_uncertain(tab
     assert read()["wrong"] >= 8  # without them: the top's colour times the height, or a chip missed
 
 
-def test_a_stack_seen_beside_the_one_in_front_of_it_is_not_dropped(table, monkeypatch):
+def test_a_stack_seen_beside_the_one_in_front_of_it_is_not_dropped(table, monkeypatch, seen_only):
     """A stack standing behind another, seen beside it and merged with it in the picture, once went
     uncounted: the blob holds more than the outline of the stack measured, so the zone is uncertain."""
     counter = table[3]
@@ -490,7 +499,7 @@ def test_chips_never_found_on_the_felt_are_refused_without_an_empty_table_pictur
         vision.learn_chips(dataclasses.replace(calib, empty=None), shows)
 
 
-def test_two_stacks_touching_side_by_side_are_each_counted(table, monkeypatch):
+def test_two_stacks_touching_side_by_side_are_each_counted(table, monkeypatch, seen_only):
     """Two stacks in contact across the camera's line of sight make one blob two chips wide: it is
     cut between the two bases and each half measured as a stack (before, the zone was uncertain)."""
     counter = table[3]
@@ -718,3 +727,31 @@ def test_specks_that_gather_into_part_of_a_chip_are_something_unread():
     assert _unread(pieces[:2]) is None  # 55 px: under 0.05 x 36 x 36 = 64.8
     scattered = [(x, 50.0, 30.0, width) for x in (0.0, 40.0, 80.0, 120.0)]  # 40 px apart: beyond 27 px
     assert _unread(scattered) is None and _unread([]) is None
+
+
+def test_a_zone_where_a_chip_could_lie_hidden_behind_a_stack_is_uncertain(table, monkeypatch):
+    """From 400 mm up a stack hides the felt behind it, about four times its height: a single 50 touching
+    twelve 2000s right behind them in the camera's line of sight shows nowhere in the picture, and the
+    zone was read 24000 for 24050 with confidence. Where a chip could lie wholly hidden behind the zone's
+    stacks (``Counter._hidden_behind``: its outline inside theirs, its centre in the zone, clear of their
+    footprints) the zone is uncertain, and says why (``ZoneCount.behind``: the dealer spreads the stacks).
+    A stack at the back of its zone, or too short to hide a chip, is counted."""
+    counter = table[3]
+    tall = [Stack(-260, 340, 2000, 12)]
+    alone = counter.count(picture(table, tall, seed=1)).zones["bet:4"]
+    assert alone.status == "uncertain" and alone.behind and alone.amount == 24000, alone
+    spot = next(s for s in alone.stacks if s.count == 0)
+    zone = next(z for z in table[0].zones if z.name == "bet:4")
+    cam = counter.cam_xy
+    assert zone.inside(spot.x, spot.y) >= 0 and math.hypot(spot.x - cam[0], spot.y - cam[1]) > math.hypot(
+        -260 - cam[0], 340 - cam[1]) + counter.r  # behind the stack, in the zone
+    hidden = picture(table, tall + [Stack(round(spot.x, 1), round(spot.y, 1), 50, 1)], seed=1)
+    seen = counter.count(hidden).zones["bet:4"]
+    assert seen.status == "uncertain" and seen.amount == 24000  # the 50 shows nowhere: read as before
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    blind = counter.count(hidden).zones["bet:4"]
+    assert blind.status == "ok" and blind.amount == 24000  # without the rule: 24000 for 24050, confidently
+    monkeypatch.undo()
+    for stacks in ([Stack(-260, 380, 2000, 12)], [Stack(-260, 340, 2000, 2)]):  # at the back; too short
+        zc = counter.count(picture(table, stacks, seed=1)).zones["bet:4"]
+        assert zc.status == "ok" and not zc.behind and zc.chips == ((2000, stacks[0].count),), zc

@@ -37,7 +37,10 @@ def test_evaluate_the_committed_set_prints_figures_per_tag_then_one_json_line():
     figures = json.loads(lines[-1])
     for share in ("exact_share", "uncertain_share", "unreadable_share", "wrong_share"):
         assert 0 <= figures[share] <= 1
-    assert figures["frames"] == 160 and figures["wrong_share"] == 0 and figures["exact_share"] >= 0.995
+    assert figures["frames"] == 160 and figures["wrong_share"] == 0
+    # the rest: uncertain only because a chip could lie hidden behind a stack (the amount read right)
+    assert figures["exact_share"] + figures["behind_right_share"] >= 0.995 and figures["exact_share"] > 0.6
+    assert any(line.startswith("uncertain only because a chip could lie wholly hidden") for line in lines)
     assert figures["covered_wrong"] == 0 and figures["covered_stable"] == 0 and figures["stable_wrong"] == 0
     assert set(figures["tags"]) == {"usual", "arm"}
     assert any(line.startswith("  usual ") for line in lines) and any(line.startswith("  arm ") for line in lines)
@@ -271,7 +274,8 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
     not seen under its base (with flicker-lens's calibration before its right camera's lens was fitted,
     the edges missed the 50 the same way)."""
     from firmware_host.vision import counter as vision
-    warm = _figures(PHYSICAL / "dim-warm")
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)  # read as shown (a chip could hide
+    warm = _figures(PHYSICAL / "dim-warm")  # behind 16 of these zone-frames' stacks: 27.0 % exact with that rule)
     assert warm["wrong_share"] == 0 and warm["exact_share"] >= 0.4, warm
     bright, take, other = PHYSICAL / "cool-bright", RETAKE / "cool-bright-111", RETAKE / "cool-bright-121"
     assert _figures(bright, take)["wrong_share"] == 0 and _figures(bright, other)["wrong_share"] == 0
@@ -337,7 +341,12 @@ def test_a_stack_measured_off_its_blobs_base_is_not_counted(monkeypatch):
     whose base the edges moved about 90 mm, onto the card area (14000 for 26000, with the stop's code and
     the one before). A stack whose base moves more than ``BASE_MOVED`` chip widths from its blob's lowest
     point as its edges are measured is not that blob's stack: uncertain (the committed set's and the
-    sessions' stacks move 14.5 mm at most, cool-bright's 26.4)."""
+    sessions' stacks move 14.5 mm at most, cool-bright's 26.4). A chip could lie wholly hidden behind that
+    stack too (``Counter._hidden_behind``): that rule alone also leaves the zone uncertain."""
+    from firmware_host.vision import counter as vision
+    assert _with_and_without(monkeypatch, "BASE_MOVED", 10.0, RETAKE / "dim-warm-152")[1]["wrong_share"] == 0
+    monkeypatch.undo()
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
     figures, without = _with_and_without(monkeypatch, "BASE_MOVED", 10.0, RETAKE / "dim-warm-152")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
     assert without["wrong_share"] > 0
@@ -350,7 +359,7 @@ def test_a_mixed_stack_is_read_chip_by_chip_only_when_its_reading_holds_a_little
     are read again ``SIDE_SHIFT`` (0.25) chip lower and higher and must read the same; else uncertain
     (-0.1 points on average on the 68 evaluations: the renderer's ``mixed`` 57.5 -> 54.8 %)."""
     figures, without = _with_and_without(monkeypatch, "SIDE_SHIFT", 0.0, RETAKE / "cool-bright-171")
-    assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.5, figures
+    assert figures["wrong_share"] == 0 and figures["exact_share"] + figures["behind_right_share"] > 0.5, figures
     assert without["stable_wrong"] > 0
 
 
@@ -361,7 +370,12 @@ def test_a_stack_whose_face_ends_under_a_lower_rim_than_its_top_is_not_counted(m
     confidence 0.55-0.72 (350 for 450 in 8 frames, 3 held stable). Over the middle columns, the step in
     brightness from side to face is 0.52-0.67 under the fifth chip's rim and 0.05-0.07 under the seventh's;
     ``FACE_STEP`` (0.3 or more under a lower rim, the top rim's under 0.4 of it) leaves the stack
-    uncertain. No other count changes on the 66 evaluations and 80 held-out ones."""
+    uncertain. No other count changes on the 66 evaluations and 80 held-out ones. A chip could lie wholly
+    hidden behind those stacks too (``Counter._hidden_behind``): that rule alone also leaves the zone uncertain."""
+    from firmware_host.vision import counter as vision
+    assert _with_and_without(monkeypatch, "FACE_STEP", 10.0, RETAKE / "cool-touching-201")[1]["wrong_share"] == 0
+    monkeypatch.undo()
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
     figures, without = _with_and_without(monkeypatch, "FACE_STEP", 10.0, RETAKE / "cool-touching-201")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
     assert without["stable_wrong"] > 0 and without["exact_share"] == figures["exact_share"]
@@ -406,7 +420,13 @@ def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_
     a sliver of each shows beside them. The zone read 9500 for 15900, held stable (5.8 % of the take's
     zone-frames). A patch of another denomination's colour beyond a stack's outline of
     ``BEYOND_OTHER`` (0.08) chip footprints or more (the pink sliver: 0.11-0.15; plain stacks on the
-    committed set at most 0.023, the renderer's 2 px blur 0.081) makes the stack, so the zone, uncertain."""
+    committed set at most 0.023, the renderer's 2 px blur 0.081) makes the stack, so the zone, uncertain.
+    A chip could lie wholly hidden behind those stacks too (``Counter._hidden_behind``): that rule alone also
+    leaves the zone uncertain."""
+    from firmware_host.vision import counter as vision
+    assert _with_and_without(monkeypatch, "BEYOND_OTHER", 1.0, RETAKE / "cool-touching-147")[1]["wrong_share"] == 0
+    monkeypatch.undo()
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
     figures, blind = _with_and_without(monkeypatch, "BEYOND_OTHER", 1.0, RETAKE / "cool-touching-147")
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
     assert blind["wrong_share"] > 0.05 and blind["stable_wrong"] > 0, blind
@@ -464,3 +484,19 @@ def test_the_felts_level_is_bounded_about_each_zones_own_light():
         zone = counter.count(image).zones["bet:6"]
         assert (zone.status, zone.amount) == ("ok", 0)
         assert one_bound.count(image).zones["bet:6"].status == "occluded"
+
+
+def test_a_chip_wholly_hidden_behind_a_stack_leaves_its_zone_uncertain(monkeypatch):
+    """cool-burgundy-201 (left camera), rendered as a held-out take: in bet:5 a single 500 touches a stack of
+    five 50s exactly behind it in the camera's line of sight (2.5 degrees off, its top 2 mm under the line
+    over the 50s): no pixel shows it, and the zone read 250 for 750 with confidence in 9 of 10 frames.
+    Where a chip could lie wholly hidden behind a zone's stacks (``Counter._hidden_behind``) the zone is
+    uncertain: none wrong, and nothing else on the take is lost (the zones it leaves uncertain here are
+    those 9)."""
+    from firmware_host.vision import counter as vision
+    figures = _figures(RETAKE / "cool-burgundy-201")
+    assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0 and figures["behind_share"] > 0.2, figures
+    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    blind = _figures(RETAKE / "cool-burgundy-201")
+    assert blind["wrong_share"] >= figures["behind_share"] - 0.03 and blind["stable_wrong"] > 0, blind
+    assert blind["exact_share"] == figures["exact_share"]

@@ -244,6 +244,10 @@ def _print_figures(figures: dict[str, Any]) -> None:
           "with one, then those counted wrong with confidence and those held stable (both must be 0); stable: "
           f"zone-frames without an arm stable after {figures['stable_frames']} still frames, wrong: stable with a "
           "wrong amount)")
+    if figures["behind_share"]:
+        print(f"uncertain only because a chip could lie wholly hidden behind a stack (no picture from that camera "
+              f"would show it): {figures['behind_share']:.2%} of zone-frames, {figures['behind_right_share']:.2%} "
+              "with the amount read right")
     if figures["stacks_counted"]:
         print(f"stacks counted with confidence where the labels place one: {figures['stacks_counted']}, "
               f"{figures['stacks_wrong']} holding other chips (in a zone left uncertain by another stack; alone "
@@ -369,7 +373,7 @@ def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
 def _shares(figures: dict[str, Any]) -> dict[str, Any]:
     """An evaluation's zone-frames, its four shares and its stacks counted with confidence (and wrong)."""
     return {k: figures[k] for k in ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share",
-                                    "stacks_counted", "stacks_wrong")}
+                                    "stacks_counted", "stacks_wrong", "behind_share")}
 
 
 def _print_pairs(title: str, pairs: dict[str, Any]) -> None:
@@ -378,7 +382,7 @@ def _print_pairs(title: str, pairs: dict[str, Any]) -> None:
     for pair, t in pairs.items():
         print(f"  {pair:36} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
               f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}  stacks {t['stacks_counted']:4} "
-              f"wrong {t['stacks_wrong']}")
+              f"wrong {t['stacks_wrong']}  behind {t['behind_share']:.1%}")
 
 
 def _print_physical(sessions: dict[str, Any]) -> None:
@@ -390,7 +394,8 @@ def _print_physical(sessions: dict[str, Any]) -> None:
             print(f"  {name:16} {tag:14} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
                   f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
         print(f"  {name:16} stacks counted with confidence where the labels place one: {f['stacks_counted']}, "
-              f"{f['stacks_wrong']} holding other chips")
+              f"{f['stacks_wrong']} holding other chips; uncertain only as a chip could hide behind a stack: "
+              f"{f['behind_share']:.2%}")
         for camera, cal in f["calibration"].items():
             print(f"  {name:16} camera {camera}: {'calibrated' if cal['ok'] else 'NOT CALIBRATED'}: {cal['note']}")
         if "fps_per_core" in f:
@@ -406,7 +411,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     sessions = physical(root, args.frames) if root is not None else {}
     f["physical"] = {name: {k: v for k, v in s.items() if k in ("zone_frames", "exact_share", "uncertain_share",
                                                                   "unreadable_share", "wrong_share", "tags",
-                                                                  "stacks_counted", "stacks_wrong",
+                                                                  "stacks_counted", "stacks_wrong", "behind_share",
                                                                   "fps_per_core", "ms_per_frame")}
                      for name, s in sessions.items()}
     f["cross_light"] = cross_light(root, args.frames) if root is not None else {}

@@ -117,6 +117,7 @@ FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from si
 FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
 UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) from the empty table's picture changed
 UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
+HIDDEN_SLACK = 2.0  # mm two stacks' measured centres may come closer than a diameter (where they stand is measured)
 UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
 # missed, when a denomination looks like the felt (``ChipModels.hidden``): the zone is uncertain
 
@@ -163,6 +164,7 @@ class ZoneCount:
     stacks: tuple[StackSeen, ...]
     confidence: float
     motion: bool
+    behind: bool = False  # uncertain only because a chip could lie wholly hidden behind a stack (the dealer spreads it)
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,7 @@ class Counter:
         self.cam = calib.camera
         self.H_inv = np.linalg.inv(self.cam.homography())
         self.cam_xy = self.cam.position()[:2]
+        self._cam_z = float(self.cam.position()[2])
         lay = calib.layout
         self.r, self.t = lay.chip_diameter / 2, lay.chip_thickness
         w, h = calib.image_size
@@ -360,6 +363,55 @@ class Counter:
         x, y = 2 * centres[k]
         width = self.calib.chip_diameter_px(*self._rough_base(roi.x0 + x, roi.y0 + y))
         return (float(x), float(y)) if 4 * stats[k, cv2.CC_STAT_AREA] >= UNSEEN * width ** 2 else None
+
+    def _hidden_behind(self, roi: _Roi, stacks: Sequence[StackSeen]) -> tuple[float, float] | None:
+        """Where (table mm) a single chip could lie in the zone wholly hidden behind its *stacks* in this
+        camera's view (its outline within theirs), its centre in the zone and clear of their footprints;
+        or None. Behind each stack tall enough, from the nearest: the union of its outline and those of
+        the stacks nearer the camera, eroded by one chip's outline a diameter behind it (the nearest a
+        chip can lie; further ones look smaller, so they hide there too)."""
+        counted = [s for s in stacks if s.count > 0]
+        if not counted:
+            return None
+        at = np.array([(s.x, s.y) for s in counted])
+        far = np.linalg.norm(at - self.cam_xy, axis=1)
+        heights = np.array([s.count for s in counted]) * self.t
+        # a chip touching a stack right behind it hides when the line over the stack's top passes over the chip's
+        # (here over the felt: a chip's thickness of slack for a sliver showing)
+        can = heights * (far + self.r) >= (2 * self.r - HIDDEN_SLACK) * np.maximum(self._cam_z - heights, 1.0)
+        if not can.any():
+            return None
+        order = np.argsort(far)
+        outlines = [cv2.convexHull(np.round(np.vstack([self._ring(s.x, s.y, 0.0), self._ring(s.x, s.y, h)])
+                                            - (roi.x0, roi.y0)).astype(np.int32))
+                    for s, h in zip(counted, heights)]
+        for i in order[can[order]]:
+            front = [outlines[j] for j in np.flatnonzero(far <= far[i])]
+            x0, y0 = np.maximum(np.min([o.min((0, 1)) for o in front], 0), 0)
+            x1, y1 = np.minimum(np.max([o.max((0, 1)) for o in front], 0) + 1, roi.mask.shape[::-1])
+            union = np.zeros((y1 - y0, x1 - x0), np.uint8)
+            for o in front:
+                cv2.fillConvexPoly(union, o - (x0, y0), 1)
+            q = at[i] + 2 * self.r * (at[i] - self.cam_xy) / far[i]
+            centre = self.cam.project(np.array([[q[0], q[1], 0.0]]))[0]
+            chip = np.vstack([self._ring(q[0], q[1], 0.0), self._ring(q[0], q[1], self.t)]) - centre
+            lo = np.floor(chip.min(0)).astype(int)
+            kernel = np.zeros(tuple(np.ceil(chip.max(0)).astype(int) - lo + 1)[::-1], np.uint8)
+            cv2.fillConvexPoly(kernel, cv2.convexHull(np.round(chip - lo).astype(np.int32)), 1)
+            fits = cv2.erode(union, kernel, anchor=(int(-lo[0]), int(-lo[1])), borderValue=0).astype(bool)
+            fits &= roi.mask[y0:y1, x0:x1]
+            v, u = np.nonzero(fits)
+            if not len(u):
+                continue
+            px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
+            spots = cv2.perspectiveTransform(self.cam.undistort(px).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
+            clear = np.linalg.norm(spots[:, None, :] - at[None, :, :], axis=2).min(1) >= 2 * self.r - HIDDEN_SLACK
+            behind = np.linalg.norm(spots - self.cam_xy, axis=1) > far[i]
+            k = np.flatnonzero(clear & behind)
+            if len(k):  # the nearest such spot to the stack
+                spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
+                return float(spot[0]), float(spot[1])
+        return None
 
     def near_print(self, stack: StackSeen) -> bool:
         """Whether the felt's print (seen in the empty table's picture) lies within 3 px of a single
@@ -1326,6 +1378,10 @@ class Counter:
         if unseen is not None:  # a denomination that looks like the felt could lie there, unread
             worst = min(worst, 0.2)
             stacks.append(StackSeen(*self._base(roi.x0 + unseen[0], roi.y0 + unseen[1]), None, 0, 0.2))
+        behind = self._hidden_behind(roi, stacks) if worst >= MIN_CONFIDENCE else None
+        if behind is not None:  # a chip could lie there wholly hidden behind a stack: no picture from here shows it
+            worst = min(worst, 0.2)
+            stacks.append(StackSeen(*behind, None, 0, 0.2))
         counts: dict[int, int] = {}
         for s in stacks:
             for v in s.chips:
@@ -1333,7 +1389,7 @@ class Counter:
         chips = tuple(sorted(((v, c) for v, c in counts.items() if c), reverse=True))
         amount = sum(v * c for v, c in chips)
         status = ZoneStatus.OK if worst >= MIN_CONFIDENCE else ZoneStatus.UNCERTAIN
-        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion)
+        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, behind is not None)
 
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,

@@ -260,6 +260,8 @@ class Tally:
     stable_right: int = 0
     stacks: int = 0  # stacks counted with confidence where the labels place a stack (``at``)
     stacks_wrong: int = 0  # ... whose chips are not that stack's
+    behind: int = 0  # uncertain only because a chip could lie hidden behind a stack (``ZoneCount.behind``)
+    behind_right: int = 0  # ... whose amount read was right
 
     @property
     def zone_frames(self) -> int:
@@ -274,7 +276,9 @@ class Tally:
                 "covered_wrong": self.covered_wrong, "covered_stable": self.covered_stable,
                 "covered_occluded_share": round(self.covered_occluded / max(self.covered, 1), 4),
                 "stable": self.stable, "stable_wrong": self.stable - self.stable_right,
-                "stacks_counted": self.stacks, "stacks_wrong": self.stacks_wrong}
+                "stacks_counted": self.stacks, "stacks_wrong": self.stacks_wrong,
+                "behind_share": round(self.behind / max(self.zone_frames, 1), 4),
+                "behind_right_share": round(self.behind_right / max(self.zone_frames, 1), 4)}
 
 
 def classify(status: str, amount: int, truth: ZoneTruth) -> str:
@@ -409,6 +413,8 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
                     tally.covered_stable += stable or name in emitted  # an arm over it: never held still
                     continue
                 tally.counts[classify(zc.status, zc.amount, truth)] += 1
+                tally.behind += zc.behind
+                tally.behind_right += zc.behind and zc.amount == truth.amount
                 tally.stacks += sum(w is not None for w in wrong)
                 tally.stacks_wrong += sum(w is True for w in wrong)
                 if stable:
