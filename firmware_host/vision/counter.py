@@ -117,9 +117,9 @@ FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from si
 FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
 UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) from the empty table's picture changed
 UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
-HIDDEN_SLACK = 2.0  # mm two stacks' measured centres may come closer than a diameter (where they stand is measured)
 UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
 # missed, when a denomination looks like the felt (``ChipModels.hidden``): the zone is uncertain
+HIDDEN_SLACK = 2.0  # mm two stacks' measured centres may come closer than a diameter (where they stand is measured)
 
 
 @dataclass(frozen=True)
@@ -376,15 +376,15 @@ class Counter:
         at = np.array([(s.x, s.y) for s in counted])
         far = np.linalg.norm(at - self.cam_xy, axis=1)
         heights = np.array([s.count for s in counted]) * self.t
-        # a chip touching a stack right behind it hides when the line over the stack's top passes over the chip's
-        # (here over the felt: a chip's thickness of slack for a sliver showing)
+        # a chip touching a stack right behind it hides when the line over the stack's top passes over the
+        # chip's top; here over the felt (the chip's own thickness left as slack)
         can = heights * (far + self.r) >= (2 * self.r - HIDDEN_SLACK) * np.maximum(self._cam_z - heights, 1.0)
         if not can.any():
             return None
-        order = np.argsort(far)
         outlines = [cv2.convexHull(np.round(np.vstack([self._ring(s.x, s.y, 0.0), self._ring(s.x, s.y, h)])
                                             - (roi.x0, roi.y0)).astype(np.int32))
                     for s, h in zip(counted, heights)]
+        order = np.argsort(far)
         for i in order[can[order]]:
             front = [outlines[j] for j in np.flatnonzero(far <= far[i])]
             x0, y0 = np.maximum(np.min([o.min((0, 1)) for o in front], 0), 0)
@@ -392,26 +392,29 @@ class Counter:
             union = np.zeros((y1 - y0, x1 - x0), np.uint8)
             for o in front:
                 cv2.fillConvexPoly(union, o - (x0, y0), 1)
-            q = at[i] + 2 * self.r * (at[i] - self.cam_xy) / far[i]
-            centre = self.cam.project(np.array([[q[0], q[1], 0.0]]))[0]
-            chip = np.vstack([self._ring(q[0], q[1], 0.0), self._ring(q[0], q[1], self.t)]) - centre
-            lo = np.floor(chip.min(0)).astype(int)
-            kernel = np.zeros(tuple(np.ceil(chip.max(0)).astype(int) - lo + 1)[::-1], np.uint8)
-            cv2.fillConvexPoly(kernel, cv2.convexHull(np.round(chip - lo).astype(np.int32)), 1)
-            fits = cv2.erode(union, kernel, anchor=(int(-lo[0]), int(-lo[1])), borderValue=0).astype(bool)
-            fits &= roi.mask[y0:y1, x0:x1]
-            v, u = np.nonzero(fits)
+            kernel, anchor = self._chip_kernel(at[i] + 2 * self.r * (at[i] - self.cam_xy) / far[i])
+            v, u = np.nonzero(cv2.erode(union, kernel, anchor=anchor, borderValue=0).astype(bool)
+                              & roi.mask[y0:y1, x0:x1])  # the centres of chips the stacks cover whole
             if not len(u):
                 continue
             px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
             spots = cv2.perspectiveTransform(self.cam.undistort(px).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
             clear = np.linalg.norm(spots[:, None, :] - at[None, :, :], axis=2).min(1) >= 2 * self.r - HIDDEN_SLACK
-            behind = np.linalg.norm(spots - self.cam_xy, axis=1) > far[i]
-            k = np.flatnonzero(clear & behind)
+            k = np.flatnonzero(clear & (np.linalg.norm(spots - self.cam_xy, axis=1) > far[i]))
             if len(k):  # the nearest such spot to the stack
                 spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
                 return float(spot[0]), float(spot[1])
         return None
+
+    def _chip_kernel(self, at: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
+        """One chip lying at *at* (mm) as the picture shows it: its outline filled (an erosion kernel)
+        and the pixel of its centre on the felt in it (the kernel's anchor)."""
+        centre = self.cam.project(np.array([[at[0], at[1], 0.0]]))[0]
+        chip = np.vstack([self._ring(at[0], at[1], 0.0), self._ring(at[0], at[1], self.t)]) - centre
+        lo = np.floor(chip.min(0)).astype(int)
+        kernel = np.zeros(tuple(np.ceil(chip.max(0)).astype(int) - lo + 1)[::-1], np.uint8)
+        cv2.fillConvexPoly(kernel, cv2.convexHull(np.round(chip - lo).astype(np.int32)), 1)
+        return kernel, (int(-lo[0]), int(-lo[1]))
 
     def near_print(self, stack: StackSeen) -> bool:
         """Whether the felt's print (seen in the empty table's picture) lies within 3 px of a single
