@@ -367,9 +367,10 @@ class Counter:
     def _hidden_behind(self, roi: _Roi, stacks: Sequence[StackSeen]) -> tuple[float, float] | None:
         """Where (table mm) a single chip could lie in the zone wholly hidden behind its *stacks* in this
         camera's view (its outline within theirs), its centre in the zone and clear of their footprints;
-        or None. Behind each stack tall enough, from the nearest: the union of its outline and those of
-        the stacks nearer the camera, eroded by one chip's outline a diameter behind it (the nearest a
-        chip can lie; further ones look smaller, so they hide there too)."""
+        or None. First right behind each stack, touching it (its height tells); then behind each stack
+        tall enough, from the nearest: the union of its outline and those of the stacks nearer the
+        camera, eroded by one chip's outline a diameter behind it (the nearest a chip can lie; further
+        ones look smaller, so they hide there too)."""
         counted = [s for s in stacks if s.count > 0]
         if not counted:
             return None
@@ -381,10 +382,19 @@ class Counter:
         can = heights * (far + self.r) >= (2 * self.r - HIDDEN_SLACK) * np.maximum(self._cam_z - heights, 1.0)
         if not can.any():
             return None
+        order = np.argsort(far)
+        # right behind a stack, touching it: hidden by that stack alone when the line over its top passes over
+        # the chip's top (the chip looks smaller and lower, in the same vertical plane through the camera)
+        ahead = at + 2 * self.r * (at - self.cam_xy) / far[:, None]
+        alone = (heights - self.t) * (far + self.r) >= 2 * self.r * np.maximum(self._cam_z - heights, 1.0)
+        for i in order[alone[order]]:
+            clear = np.linalg.norm(at - ahead[i], axis=1).min() >= 2 * self.r - HIDDEN_SLACK
+            if clear and roi.zone.inside(*ahead[i]) >= 0:
+                return float(ahead[i, 0]), float(ahead[i, 1])
+        # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs
         outlines = [cv2.convexHull(np.round(np.vstack([self._ring(s.x, s.y, 0.0), self._ring(s.x, s.y, h)])
                                             - (roi.x0, roi.y0)).astype(np.int32))
                     for s, h in zip(counted, heights)]
-        order = np.argsort(far)
         for i in order[can[order]]:
             front = [outlines[j] for j in np.flatnonzero(far <= far[i])]
             x0, y0 = np.maximum(np.min([o.min((0, 1)) for o in front], 0), 0)
@@ -392,7 +402,7 @@ class Counter:
             union = np.zeros((y1 - y0, x1 - x0), np.uint8)
             for o in front:
                 cv2.fillConvexPoly(union, o - (x0, y0), 1)
-            kernel, anchor = self._chip_kernel(at[i] + 2 * self.r * (at[i] - self.cam_xy) / far[i])
+            kernel, anchor = self._chip_kernel(ahead[i])
             v, u = np.nonzero(cv2.erode(union, kernel, anchor=anchor, borderValue=0).astype(bool)
                               & roi.mask[y0:y1, x0:x1])  # the centres of chips the stacks cover whole
             if not len(u):
