@@ -383,8 +383,9 @@ class Counter:
         if not can.any():
             return None
         order = np.argsort(far)
-        # right behind a stack, touching it: hidden by that stack alone when the line over its top passes over
-        # the chip's top (the chip looks smaller and lower, in the same vertical plane through the camera)
+        # right behind a stack, touching it, in the vertical plane through the camera: hidden by that stack alone
+        # when the line over its top passes over the chip's (the chip looks smaller; its top's ends may show
+        # by a pixel, as a chip 4-8 mm aside goes unseen: taken as hidden)
         ahead = at + 2 * self.r * (at - self.cam_xy) / far[:, None]
         alone = (heights - self.t) * (far + self.r) >= 2 * self.r * np.maximum(self._cam_z - heights, 1.0)
         for i in order[alone[order]]:
