@@ -103,7 +103,7 @@ def test_duplicates_are_dropped_by_id_whatever_replayed_says_and_a_gap_is_an_ala
             assert _wait(lambda: bool(alarms), 15)
             assert alarms == ["table t1: secure-event of boot boot-a: seq 3-4 missing"]
             assert [a[2] for a in store.open_alarms()] == alarms
-            assert _wait(lambda: archive.counters["duplicates"] == 2, 15)   # the resends may land after the alarm
+            assert _wait(lambda: archive.counters["duplicates"] == 2, 15), archive.counters  # may land after the alarm
             assert store.count("t1") == 4
             for p in payloads[2:4]:
                 _publish(table, SEC, p)
