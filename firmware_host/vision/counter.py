@@ -377,9 +377,18 @@ class Counter:
         at = np.array([(s.x, s.y) for s in counted])
         far = np.linalg.norm(at - self.cam_xy, axis=1)
         heights = np.array([s.count for s in counted]) * self.t
+
+        def over(top: np.ndarray, behind: float) -> np.ndarray:
+            """Whether the line from the camera over each stack's top passes over a point *behind* mm
+            further on and *top* mm lower than that top."""
+            return top * (far + self.r) >= behind * np.maximum(self._cam_z - heights, 1.0)
+
+        def clear(spots: np.ndarray) -> np.ndarray:  # clear of every stack's footprint
+            return np.linalg.norm(spots[:, None, :] - at[None, :, :], axis=2).min(1) >= 2 * self.r - HIDDEN_SLACK
+
         # a chip touching a stack right behind it hides when the line over the stack's top passes over the
         # chip's top; here over the felt (the chip's own thickness left as slack)
-        can = heights * (far + self.r) >= (2 * self.r - HIDDEN_SLACK) * np.maximum(self._cam_z - heights, 1.0)
+        can = over(heights, 2 * self.r - HIDDEN_SLACK)
         if not can.any():
             return None
         order = np.argsort(far)
@@ -387,10 +396,8 @@ class Counter:
         # when the line over its top passes over the chip's (the chip looks smaller; its top's ends may show
         # by a pixel, as a chip 4-8 mm aside goes unseen: taken as hidden)
         ahead = at + 2 * self.r * (at - self.cam_xy) / far[:, None]
-        alone = (heights - self.t) * (far + self.r) >= 2 * self.r * np.maximum(self._cam_z - heights, 1.0)
-        for i in order[alone[order]]:
-            clear = np.linalg.norm(at - ahead[i], axis=1).min() >= 2 * self.r - HIDDEN_SLACK
-            if clear and roi.zone.inside(*ahead[i]) >= 0:
+        for i in order[(over(heights - self.t, 2 * self.r) & clear(ahead))[order]]:
+            if roi.zone.inside(*ahead[i]) >= 0:
                 return float(ahead[i, 0]), float(ahead[i, 1])
         # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs
         outlines = [cv2.convexHull(np.round(np.vstack([self._ring(s.x, s.y, 0.0), self._ring(s.x, s.y, h)])
@@ -410,8 +417,7 @@ class Counter:
                 continue
             px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
             spots = cv2.perspectiveTransform(self.cam.undistort(px).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
-            clear = np.linalg.norm(spots[:, None, :] - at[None, :, :], axis=2).min(1) >= 2 * self.r - HIDDEN_SLACK
-            k = np.flatnonzero(clear & (np.linalg.norm(spots - self.cam_xy, axis=1) > far[i]))
+            k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - self.cam_xy, axis=1) > far[i]))
             if len(k):  # the nearest such spot to the stack
                 spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
                 return float(spot[0]), float(spot[1])
