@@ -46,7 +46,6 @@ from firmware_host.sim import render
 __all__ = ["LIGHTS", "SESSIONS", "Chip", "Session", "Sensor", "TallStack", "blackbody_rgb", "check_camera",
            "main", "sensor_dict", "srgb_to_linear", "write_session"]
 
-SIZE = (1280, 720)
 VARIANT = "scalar_rgb"  # llvm_ad_rgb needs a newer LLVM than the system's 15
 JPEG_QUALITY = 85
 FELTS = {"felt-green": (22, 100, 48), "felt-blue": (30, 62, 125), "felt-burgundy": (110, 24, 40)}  # printed sRGB
@@ -333,9 +332,16 @@ def arm_meshes(arm: render.Arm) -> list[tuple[np.ndarray, np.ndarray]]:
     return [sleeve_mesh(start, r0, end, r1), hand_mesh(centre, along)]
 
 
-def arm_mask(arms: Iterable[render.Arm], camera: CameraModel, size: tuple[int, int] = SIZE) -> np.ndarray:
+def picture_size(camera: CameraModel) -> tuple[int, int]:
+    """The width and height of *camera*'s pictures: a mount's camera is centred on its picture
+    (``CameraModel.looking_at``)."""
+    return int(round(2 * camera.K[0, 2])), int(round(2 * camera.K[1, 2]))
+
+
+def arm_mask(arms: Iterable[render.Arm], camera: CameraModel) -> np.ndarray:
     """Where the arms cover the picture (bool h x w): each solid's silhouette is the hull of its
     vertices in front of the camera, through the lens."""
+    size = picture_size(camera)
     mask = np.zeros((size[1], size[0]), np.uint8)
     for arm in arms:
         for verts, _ in arm_meshes(arm):
@@ -744,8 +750,8 @@ def render_linear(props: Props, camera: CameraModel, spp: int, stacks: Sequence[
     total: np.ndarray | None = None
     for k, emitters in enumerate(lights(props.session.light, level, np.random.default_rng(props.session.seed))):
         n = spp if k == 0 else max(4, spp // 4)
-        image = mi.render(mi.load_dict({**scene, **emitters, "sensor": sensor_dict(camera, SIZE, n, margin)}),
-                          spp=n, seed=seed * 16 + k)
+        sensor = sensor_dict(camera, picture_size(camera), n, margin)
+        image = mi.render(mi.load_dict({**scene, **emitters, "sensor": sensor}), spp=n, seed=seed * 16 + k)
         linear = np.array(image, np.float32)[..., :3]
         total = linear if total is None else total + linear
     assert total is not None
@@ -755,11 +761,11 @@ def render_linear(props: Props, camera: CameraModel, spp: int, stacks: Sequence[
 # -- the camera after the lens --------------------------------------------------------------------------------
 
 
-def lens_margin(camera: CameraModel, size: tuple[int, int] = SIZE) -> tuple[int, int]:
+def lens_margin(camera: CameraModel) -> tuple[int, int]:
     """How much wider than the picture the pinhole render must be for *camera*'s lens to fill it."""
     if not camera.distorted:
         return (0, 0)
-    w, h = size
+    w, h = picture_size(camera)
     edge = np.array([[0, 0], [w / 2, 0], [w - 1, 0], [0, h / 2], [w - 1, h / 2], [0, h - 1], [w / 2, h - 1],
                      [w - 1, h - 1]], np.float64)
     pinhole = camera.undistort(edge)
@@ -768,11 +774,10 @@ def lens_margin(camera: CameraModel, size: tuple[int, int] = SIZE) -> tuple[int,
     return int(math.ceil(mx)) + 4, int(math.ceil(my)) + 4
 
 
-def through_lens(linear: np.ndarray, camera: CameraModel, margin: tuple[int, int], size: tuple[int, int] = SIZE
-                 ) -> np.ndarray:
+def through_lens(linear: np.ndarray, camera: CameraModel, margin: tuple[int, int]) -> np.ndarray:
     """The pinhole render (with *margin*) as *camera*'s lens shows it: each pixel takes the radiance where
     the pinhole sees it (``CameraModel.undistort``), so a table point lands where ``project`` puts it."""
-    w, h = size
+    w, h = picture_size(camera)
     if not camera.distorted:
         return linear[margin[1]:margin[1] + h, margin[0]:margin[0] + w]
     grid = np.mgrid[0:h, 0:w][::-1].reshape(2, -1).T.astype(np.float64)
