@@ -740,6 +740,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_a_stack_is_uncertain(table,
     tall = [Stack(-260, 340, 2000, 12)]
     alone = counter.count(picture(table, tall, seed=1)).zones["bet:4"]
     assert alone.status == "uncertain" and alone.behind and alone.amount == 24000, alone
+    assert alone.why == ("behind",) and [s.why for s in alone.stacks] == ["", "behind"], alone
     spot = next(s for s in alone.stacks if s.count == 0)
     zone = next(z for z in table[0].zones if z.name == "bet:4")
     cam = counter.cam_xy

@@ -112,6 +112,21 @@ def test_figures_per_kind_of_stack_when_the_labels_give_them(tmp_path):
 PHYSICAL = Path(__file__).parent / "data" / "vision-physical"
 
 
+def test_the_physical_renderer_draws_at_its_mounts_picture_size(tmp_path):
+    """``sim.physical`` renders each camera at its mount's picture size (``size_px``), so a mount of
+    another sensor (1920x1080 here) is measured as mounted (Mitsuba is not needed to check it)."""
+    from calibration.geometry import load_layout
+    from calibration.mount import mount_camera
+    from firmware_host.sim import physical
+    text = Path("hardware/camera/table8.toml").read_text()
+    wide = tmp_path / "wide.toml"
+    wide.write_text(text.replace("size_px = [1280, 720]", "size_px = [1920, 1080]"))
+    for layout, size in ((load_layout("hardware/camera/table8.toml"), (1280, 720)), (load_layout(wide), (1920, 1080))):
+        camera = mount_camera(layout, "right")
+        assert physical.picture_size(camera) == size
+        assert physical.arm_mask([], camera).shape == (size[1], size[0])
+
+
 @pytest.mark.parametrize("session", sorted(p.name for p in PHYSICAL.iterdir() if (p / "labels.json").exists()))
 def test_no_confident_wrong_count_on_the_physically_based_sessions(session):
     """The path-traced sessions (docs/vision-eval.md: lights, printed felt, edge inserts, mixed, leaning and
@@ -122,6 +137,27 @@ def test_no_confident_wrong_count_on_the_physically_based_sessions(session):
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
+
+
+def test_every_uncertain_zone_says_why():
+    """Each zone counted uncertain names its reasons (``ZoneCount.why``, keys of ``WHY``), a zone counted
+    with confidence none; ``vision evaluate`` gives their shares per tag (``uncertain_why``). cool-bright
+    (three-chip mixed stacks at 2.5-3 px a chip): its mixed stacks are uncertain mostly as their sides show
+    chips of another denomination not read one by one."""
+    from firmware_host.vision.counter import WHY
+    from firmware_host.vision.evaluation import calibrate_cameras, read_picture
+    evalset = load_set(PHYSICAL / "cool-bright")
+    counters = {name: c.counter for name, c in calibrate_cameras(evalset).items()}
+    for frame in evalset.frames[::4]:
+        for zone in counters[frame.camera].count(read_picture(frame.file)).zones.values():
+            assert bool(zone.why) == (zone.status == "uncertain") and set(zone.why) <= set(WHY), zone
+    done = tablectl("vision", "evaluate", str(PHYSICAL / "cool-bright"))
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sum(figures["uncertain_why"].values()) >= figures["uncertain_share"] > 0, figures["uncertain_why"]
+    mixed = figures["tags"]["stacks:mixed"]["uncertain_why"]
+    assert max(mixed, key=mixed.get) == "side", mixed
+    assert any(line.startswith("uncertain zone-frames by reason") for line in done.stdout.splitlines())
 
 
 def test_a_session_whose_felt_hides_a_denomination_counts_the_others():

@@ -226,6 +226,19 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_why(tallies: list[tuple[str, dict[str, Any]]]) -> None:
+    """Why zone-frames were uncertain, per tag (``uncertain_why``), then what each reason means."""
+    from firmware_host.vision.counter import WHY
+    seen = [(tag, f["uncertain_why"]) for tag, f in tallies if f.get("uncertain_why")]
+    if not seen:
+        return
+    print("uncertain zone-frames by reason (shares of the zone-frames; one zone-frame may have several):")
+    for tag, why in seen:
+        print(f"  {tag:22} " + ", ".join(f"{w} {share:.2%}" for w, share in why.items()))
+    used = {w for _, why in seen for w in why}
+    print("  (" + "; ".join(f"{w}: {text}" for w, text in WHY.items() if w in used) + ")")
+
+
 def _print_figures(figures: dict[str, Any]) -> None:
     """The four shares overall and per tag, then the calibration of each camera."""
     def row(name: str, f: dict[str, Any]) -> str:
@@ -244,6 +257,7 @@ def _print_figures(figures: dict[str, Any]) -> None:
           "with one, then those counted wrong with confidence and those held stable (both must be 0); stable: "
           f"zone-frames without an arm stable after {figures['stable_frames']} still frames, wrong: stable with a "
           "wrong amount)")
+    _print_why([*figures["tags"].items(), ("all", figures)])
     if figures["behind_share"]:
         print(f"uncertain only because a chip could lie wholly hidden behind a stack (no picture from that camera "
               f"would show it): {figures['behind_share']:.2%} of zone-frames, {figures['behind_right_share']:.2%} "
@@ -393,6 +407,9 @@ def _print_physical(sessions: dict[str, Any]) -> None:
         for tag, t in [*f["tags"].items(), ("all", f)]:
             print(f"  {name:16} {tag:14} {t['zone_frames']:6}  {t['exact_share']:7.2%}  {t['uncertain_share']:9.2%}  "
                   f"{t['unreadable_share']:10.2%}  {t['wrong_share']:6.2%}")
+        if f.get("uncertain_why"):
+            print(f"  {name:16} uncertain by reason: "
+                  + ", ".join(f"{w} {share:.2%}" for w, share in f["uncertain_why"].items()))
         print(f"  {name:16} stacks counted with confidence where the labels place one: {f['stacks_counted']}, "
               f"{f['stacks_wrong']} holding other chips; uncertain only as a chip could hide behind a stack: "
               f"{f['behind_share']:.2%}")
@@ -412,7 +429,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     f["physical"] = {name: {k: v for k, v in s.items() if k in ("zone_frames", "exact_share", "uncertain_share",
                                                                   "unreadable_share", "wrong_share", "tags",
                                                                   "stacks_counted", "stacks_wrong", "behind_share",
-                                                                  "fps_per_core", "ms_per_frame")}
+                                                                  "uncertain_why", "fps_per_core", "ms_per_frame")}
                      for name, s in sessions.items()}
     f["cross_light"] = cross_light(root, args.frames) if root is not None else {}
     try:

@@ -41,7 +41,7 @@ _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
 _RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
                          np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
 
-__all__ = ["CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
+__all__ = ["WHY", "CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
            "learn_chips"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
@@ -138,11 +138,28 @@ class StackSeen:
     sigma: float = 0.125  # the height's standard uncertainty (chips); this default gives confidence 1 - 2|error|
     inlay: int | None = None  # the count the top face's centre confirmed, when the height alone was not enough
     layers: tuple[int, ...] = ()  # a mixed stack: each chip's value bottom to top, read on its side
+    why: str = ""  # not counted with confidence: the reason (a key of ``WHY``)
 
     @property
     def chips(self) -> tuple[int, ...]:
         """Each chip's value bottom to top (empty when the denomination is unknown)."""
         return self.layers or ((self.value,) * self.count if self.value is not None else ())
+
+
+WHY = {  # why a stack or a zone is not counted with confidence (``StackSeen.why``, ``ZoneCount.why``)
+    "colour": "a top face's denomination not read with confidence (a look-alike, the felt's colour, a weak light)",
+    "height": "a stack's height between two counts",
+    "side": "chips of another denomination under a top, not read one by one (a mixed stack, a look-alike's side)",
+    "outline": "more than one stack's outline (a stack or a card behind it, a chip under its base)",
+    "unmeasured": "a stack's edges not found (its face too small, a column without an edge, a card like it)",
+    "blob": "not one stack's width: stacks touching, a card, a finger",
+    "edge": "a stack on the zone's edge: whose chips they are is the dealer's call",
+    "specks": "a chip seen only in pieces",
+    "unseen": "the felt changed beyond the stacks read (a denomination that looks like the felt)",
+    "behind": "a chip could lie wholly hidden behind a stack",
+    "light": "the zone lit otherwise than at calibration",
+    "relit": "a light the calibration does not cover (the whole camera)",
+}
 
 
 class ZoneStatus(StrEnum):
@@ -165,6 +182,7 @@ class ZoneCount:
     confidence: float
     motion: bool
     behind: bool = False  # uncertain only because a chip could lie wholly hidden behind a stack (the dealer spreads it)
+    why: tuple[str, ...] = ()  # uncertain: each reason once (keys of ``WHY``), its stacks' first
 
 
 @dataclass(frozen=True)
@@ -1247,7 +1265,8 @@ class Counter:
             if roi.zone.kind == "cards":  # cards are big: half scale is plenty
                 crop = crop[::2, ::2]
             elif relit is not None:  # a light the chip models do not know: nothing is read with confidence
-                zones[roi.zone.name] = ZoneCount(roi.zone.name, ZoneStatus.UNCERTAIN, 0, (), (), 0.0, motion)
+                zones[roi.zone.name] = ZoneCount(roi.zone.name, ZoneStatus.UNCERTAIN, 0, (), (), 0.0, motion,
+                                                 why=("relit",))
                 continue
             if correction is not None and relit is None:
                 crop = correction.apply(crop)
@@ -1267,7 +1286,8 @@ class Counter:
             far = abs(math.log(moved))
             if far > math.log(LIGHT_APART) or far > math.log(LIGHT_ASIDE) and any(
                     s.colour_confidence < WEAK_COLOUR for s in zones[name].stacks):
-                zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0)
+                zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0,
+                                                  why=zones[name].why + ("light",))
         return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
@@ -1360,7 +1380,7 @@ class Counter:
             if inside < EDGE_MM:  # on the zone's edge, or over the zone from beyond it (a stack joined to a printed
                 # line, whose lowest point is then the line's): whose chips these are is the dealer's call
                 worst = min(worst, 0.2)
-                stacks.append(StackSeen(cx, cy, None, 0, 0.2))
+                stacks.append(StackSeen(cx, cy, None, 0, 0.2, why="edge"))
                 continue
             if TWO_BASES[0] * width <= base_w <= TWO_BASES[1] * width and not halved:
                 # two stacks touching side by side: each measured on its half of the blob (cut between bases)
@@ -1374,7 +1394,7 @@ class Counter:
                 if thinned:  # cut from an arm, not from a printed line: the arm is over the zone
                     return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
                 worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
-                stacks.append(StackSeen(cx, cy, None, 0, 0.2))
+                stacks.append(StackSeen(cx, cy, None, 0, 0.2, why="blob"))
                 continue
             if felt_bgr is None:  # the felt's colour here, under this light
                 bare = (~fg_raw[::2, ::2]).astype(np.uint8)  # (at half scale)
@@ -1387,21 +1407,23 @@ class Counter:
             seen = self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
                                white, (x, y), fg_raw, own.astype(bool), split, standing, collect)
             if math.hypot(seen.x - cx, seen.y - cy) > BASE_MOVED * 2 * self.r:  # measured off its blob's base
-                seen = StackSeen(cx, cy, None, 0, 0.2)  # (a card behind it taken for its top): not this one
+                seen = StackSeen(cx, cy, None, 0, 0.2, why="unmeasured")  # (a card behind it taken for its top)
+            elif seen.confidence < MIN_CONFIDENCE and not seen.why:  # given up before a count
+                seen = dataclasses.replace(seen, why="unmeasured")
             stacks.append(seen)
             worst = min(worst, seen.confidence)
         unread = _unread(specks)
         if unread is not None:  # specks together as large as a chip's part: a chip seen only in pieces
             worst = min(worst, 0.2)
-            stacks.append(StackSeen(*self._base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2))
+            stacks.append(StackSeen(*self._base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2, why="specks"))
         unseen = self._unseen(roi, crop, stacks, cut) if self._empty and worst >= MIN_CONFIDENCE else None
         if unseen is not None:  # a denomination that looks like the felt could lie there, unread
             worst = min(worst, 0.2)
-            stacks.append(StackSeen(*self._base(roi.x0 + unseen[0], roi.y0 + unseen[1]), None, 0, 0.2))
+            stacks.append(StackSeen(*self._base(roi.x0 + unseen[0], roi.y0 + unseen[1]), None, 0, 0.2, why="unseen"))
         behind = self._hidden_behind(roi, stacks) if worst >= MIN_CONFIDENCE else None
         if behind is not None:  # a chip could lie there wholly hidden behind a stack: no picture from here shows it
             worst = min(worst, 0.2)
-            stacks.append(StackSeen(*behind, None, 0, 0.2))
+            stacks.append(StackSeen(*behind, None, 0, 0.2, why="behind"))
         counts: dict[int, int] = {}
         for s in stacks:
             for v in s.chips:
@@ -1409,7 +1431,8 @@ class Counter:
         chips = tuple(sorted(((v, c) for v, c in counts.items() if c), reverse=True))
         amount = sum(v * c for v, c in chips)
         status = ZoneStatus.OK if worst >= MIN_CONFIDENCE else ZoneStatus.UNCERTAIN
-        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, behind is not None)
+        why = tuple(dict.fromkeys(s.why for s in stacks if s.confidence < MIN_CONFIDENCE))
+        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, behind is not None, why)
 
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
@@ -1547,9 +1570,9 @@ class Counter:
         stray = np.abs(shape[valid] - _median(shape[valid])).max() > STRAY_CHIPS * per_chip
         middle, rims = self._rims(cx, cy, count)  # where the side is read and the face's step
         layers, foreign = self._sides(crop, origin, white, middle, rims, value) if value is not None else ((), False)
-        if not layers:  # chips of another denomination under this top, not read one by one: a stack behind it?
-            stray |= foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep], bottoms[keep],
-                                                   value, ell) >= FOREIGN_CHIPS * per_chip
+        side = not layers and (foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep],
+                                                             bottoms[keep], value, ell) >= FOREIGN_CHIPS * per_chip)
+        stray |= side  # chips of another denomination under this top, not read one by one: a stack behind it?
         # not felt just under the base the edges found: a bottom chip unlike the top's colour (a green one on
         # green felt under a red one, measured along the red's direction) that the edges missed
         under = self._under_base(crop, origin, felt_bgr, middle, rims)
@@ -1572,9 +1595,12 @@ class Counter:
             confirmed = [n for n in near if self._inlay_peaks(crop, origin, white, cx, cy, n, value)]
             if len(confirmed) == 1 and abs(est - confirmed[0]) <= INLAY_REACH:
                 count, count_conf, inlay = confirmed[0], INLAY_CONFIDENCE, confirmed[0]
+        why = ("" if min(count_conf, colour_conf) >= MIN_CONFIDENCE
+               else "colour" if value is None or colour_conf < MIN_CONFIDENCE
+               else "side" if side else "outline" if stray else "height")
         return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
                          _bgr(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
-                         round(sigma, 4), inlay, layers)
+                         round(sigma, 4), inlay, layers, why)
 
 
 def count_confidence(est: float, sigma: float) -> float:

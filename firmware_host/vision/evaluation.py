@@ -262,6 +262,7 @@ class Tally:
     stacks_wrong: int = 0  # ... whose chips are not that stack's
     behind: int = 0  # uncertain only because a chip could lie hidden behind a stack (``ZoneCount.behind``)
     behind_right: int = 0  # ... whose amount read was right
+    why: dict[str, int] = field(default_factory=dict)  # uncertain zone-frames per reason (``ZoneCount.why``)
 
     @property
     def zone_frames(self) -> int:
@@ -278,7 +279,9 @@ class Tally:
                 "stable": self.stable, "stable_wrong": self.stable - self.stable_right,
                 "stacks_counted": self.stacks, "stacks_wrong": self.stacks_wrong,
                 "behind_share": round(self.behind / max(self.zone_frames, 1), 4),
-                "behind_right_share": round(self.behind_right / max(self.zone_frames, 1), 4)}
+                "behind_right_share": round(self.behind_right / max(self.zone_frames, 1), 4),
+                "uncertain_why": {w: round(n / max(self.zone_frames, 1), 4) for w, n in sorted(
+                    self.why.items(), key=lambda item: -item[1])}}
 
 
 def classify(status: str, amount: int, truth: ZoneTruth) -> str:
@@ -412,7 +415,10 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
                     tally.covered_occluded += zc.status == "occluded"
                     tally.covered_stable += stable or name in emitted  # an arm over it: never held still
                     continue
-                tally.counts[classify(zc.status, zc.amount, truth)] += 1
+                kind = classify(zc.status, zc.amount, truth)
+                tally.counts[kind] += 1
+                for why in zc.why if kind == "uncertain" else ():
+                    tally.why[why] = tally.why.get(why, 0) + 1
                 tally.behind += zc.behind
                 tally.behind_right += zc.behind and zc.amount == truth.amount
                 tally.stacks += sum(w is not None for w in wrong)
