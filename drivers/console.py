@@ -166,13 +166,16 @@ class Console:
         else:
             self.led.on()
 
-    def ask(self, zones: Iterable[str]) -> None:
-        """Ask the dealer to look at the chips of *zones* (held still, not counted with confidence):
-        the chips LED stays on while any is asked; none lit without a chips LED (logged only)."""
+    def ask(self, zones: Iterable[str] | Mapping[str, str]) -> None:
+        """Ask the dealer to look at the chips of *zones* (held still, not counted with confidence;
+        a mapping gives why, logged with them): the chips LED stays on while any is asked; none lit
+        without a chips LED (logged only)."""
+        why = zones if isinstance(zones, Mapping) else {}
         zones = frozenset(zones)
         if zones != self.asking:
             if zones - self.asking:
-                log.info("dealer asked to check the chips in %s", ", ".join(sorted(zones - self.asking)))
+                log.info("dealer asked to check the chips in %s", ", ".join(
+                    f"{z} ({why[z]})" if why.get(z) else z for z in sorted(zones - self.asking)))
             if self.chips_led is not None:
                 self.chips_led.on() if zones else self.chips_led.off()
             self.asking = zones

@@ -73,6 +73,15 @@ def test_the_chips_led_asks_the_dealer_to_look_at_an_unsure_count():
         assert console.asking == {"bet:3"} and console.chips_led is None
 
 
+def test_the_dealer_is_asked_with_why_when_the_cameras_say_it(caplog):
+    """The cameras say why a zone is not counted (``vision.feed.unsure``): the log says it with the zone."""
+    with caplog.at_level("INFO", logger="drivers.console"), \
+            Console(PINS, lambda press: None, pin_factory=MockFactory(), blink=False) as console:
+        console.ask({"bet:3": "a chip could lie wholly hidden behind a stack", "pot": ""})
+        assert console.asking == {"bet:3", "pot"}
+    assert "bet:3 (a chip could lie wholly hidden behind a stack), pot" in caplog.text
+
+
 def test_the_chips_led_pin_is_checked_with_the_others():
     with pytest.raises(ValueError, match="used twice"):
         ConsolePins({"new-hand": 5, "confirm": 6, "misdeal": 13, "floor": 19}, 20, 21, chips_led=20)

@@ -106,24 +106,25 @@ def test_a_feed_turns_the_clip_into_observations(health_counter, monkeypatch):
     stacks (``Counter._hidden_behind``): held still, they are left to the dealer (``unsure``), never
     reported; read as the picture shows them, they are reported once held for three frames."""
     from firmware_host.observations import ChipsInZone
-    from firmware_host.vision.feed import CameraFeed
+    from firmware_host.vision.feed import CameraFeed, unsure
 
     def run():
-        out, asked = [], set()
+        out, asked, why = [], set(), {}
         with open_replay(str(DATA / "clip_right.mp4")) as camera:
             feed = CameraFeed("right", camera, health_counter.calib, health_counter.models)
             for t in range(100, 160):
                 out += feed.tick(float(t))
                 asked |= feed.unsure()
-        return asked, out
-    asked, out = run()
-    assert "bet:4" in asked
+                why.update(unsure([feed]))
+        return asked, out, why
+    asked, out, why = run()
+    assert "bet:4" in asked and why["bet:4"] == vision.WHY["behind"]  # the dealer is asked, and why
     assert not {o.zone for o in out if isinstance(o, ChipsInZone)} & {"bet:4", "pot"}
     faults = [o for o in out if isinstance(o, DeviceFault)]
     assert [f.fault for f in faults] == ["no-frames"]  # only once the clip has ended
     assert faults[0].t >= 100
     monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
-    asked, out = run()
+    asked, out, _ = run()
     chips = [o for o in out if isinstance(o, ChipsInZone)]
     assert {o.zone for o in chips} == {"bet:4", "pot"} and all(o.t >= 0.2 for o in chips)  # three frames held
 

@@ -169,16 +169,18 @@ def test_stability_reports_a_change_once_and_only_when_still():
     s = Stability(frames=2)
     seq = [frame(one), frame(one), frame(one), frame(two, motion=True), frame(vague), frame(vague), frame(two),
            frame(two), frame(two), frame(one, status="occluded")]
-    out, states = [], []
+    out, states, whys = [], [], []
     for t, f in enumerate(seq):
         out.append(s.feed(t, f))
         states.append(s.state("bet:2"))
+        whys.append(s.why("bet:2"))
     assert out[1] == [ChipsInZone(1, "bet:2", 100, ((100, 1),))]
     assert out[2] == [] and states[2] == "stable"  # same chips: reported once
     assert out[3] == [] and states[3] == "occluded"  # motion: never a count
     assert out[4] == [] and states[4] == "settling"
     assert out[5] == [] and states[5] == "uncertain"  # held, but 2.5 chips high: the dealer is asked
-    assert out[6] == [] and states[6] == "uncertain"  # 2.5 then 3.1: the frames disagree
+    assert whys[5] == ("height",) and whys[4] == () and whys[7] == ()  # and why (counter.WHY)
+    assert out[6] == [] and states[6] == "uncertain" and whys[6] == ("unsteady",)  # 2.5 then 3.1: the frames disagree
     assert out[7] == [ChipsInZone(7, "bet:2", 1600, ((500, 3), (100, 1)))]  # 3.1 twice
     assert out[8] == [] and states[8] == "stable"
     assert out[9] == [] and states[9] == "occluded"

@@ -159,6 +159,7 @@ WHY = {  # why a stack or a zone is not counted with confidence (``StackSeen.why
     "behind": "a chip could lie wholly hidden behind a stack",
     "light": "the zone lit otherwise than at calibration",
     "relit": "a light the calibration does not cover (the whole camera)",
+    "unsteady": "a stack's height or chips differ from frame to frame (Stability)",
 }
 
 

@@ -16,7 +16,7 @@ from calibration.chips import ChipModels, load_models
 from calibration.geometry import TableCalibration, load_calibration
 from drivers.camera import Camera
 from firmware_host.observations import Observation
-from firmware_host.vision.counter import Counter
+from firmware_host.vision.counter import WHY, Counter
 from firmware_host.vision.faceup import FaceUp
 from firmware_host.vision.health import CameraHealth
 from firmware_host.vision.stability import Stability
@@ -84,6 +84,8 @@ class CameraFeed:
         self.camera.close()
 
 
-def unsure(feeds: Iterable[CameraFeed]) -> set[str]:
-    """The zones any of *feeds* holds still but cannot count with confidence: the dealer is asked."""
-    return set().union(*(feed.unsure() for feed in feeds))
+def unsure(feeds: Iterable[CameraFeed]) -> dict[str, str]:
+    """The zones any of *feeds* holds still but cannot count with confidence (the dealer is asked),
+    each with why, in words (``counter.WHY``)."""
+    return {zone: "; ".join(WHY.get(w, w) for w in feed.stability.why(zone))
+            for feed in feeds for zone in sorted(feed.unsure())}

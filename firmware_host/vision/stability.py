@@ -41,6 +41,7 @@ class Stability:
         self._history: dict[str, list[ZoneCount]] = {}
         self._reported: dict[str, tuple[tuple[int, int], ...]] = {}
         self._state: dict[str, ZoneState] = {}
+        self._why: dict[str, tuple[str, ...]] = {}
 
     def state(self, zone: str) -> ZoneState:
         return self._state.get(zone, ZoneState.SETTLING)
@@ -48,6 +49,10 @@ class Stability:
     def unsure(self) -> frozenset[str]:
         """The zones held still but not counted with confidence: the dealer is asked to look."""
         return frozenset(zone for zone, state in self._state.items() if state is ZoneState.UNCERTAIN)
+
+    def why(self, zone: str) -> tuple[str, ...]:
+        """Why an uncertain zone is (keys of ``counter.WHY``; ``unsteady``: its frames disagree); () otherwise."""
+        return self._why.get(zone, ()) if self._state.get(zone) is ZoneState.UNCERTAIN else ()
 
     def hold(self) -> None:
         """Forget the frames held so far (the camera cannot be trusted for now); what was last
@@ -65,14 +70,15 @@ class Stability:
         return all(any(s.value == o.value and abs(s.x - o.x) <= self.match_mm and abs(s.y - o.y) <= self.match_mm
                        for o in b.stacks) for s in a.stacks)
 
-    def _decide(self, frames: list[ZoneCount]) -> tuple[tuple[tuple[int, int], ...], bool]:
-        """The zone's chips from N matching frames, and whether every stack is confident."""
+    def _decide(self, frames: list[ZoneCount]) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+        """The zone's chips from N matching frames, and why a stack is not confident (nothing when
+        every one is: keys of ``counter.WHY``)."""
         counts: dict[int, int] = {}
-        sure = True
+        why: dict[str, None] = {}  # (ordered, each once)
         for s in frames[-1].stacks:
             matched = [min(f.stacks, key=lambda o: abs(o.x - s.x) + abs(o.y - s.y)) for f in frames]
             if s.value is None or any(m.count == 0 for m in matched):
-                return (), False
+                return (), (next((m.why for m in (s, *matched) if m.why), "unmeasured"),)
             heights = [m.height for m in matched]
             height = float(np.mean(heights))
             count = max(1, int(round(height)))
@@ -80,15 +86,17 @@ class Stability:
             edge = count_confidence(height, sigma)
             if all(m.inlay == count for m in matched):  # every frame's top face confirmed this count
                 edge = max(edge, INLAY_CONFIDENCE)
-            conf = min(edge, min(m.colour_confidence for m in matched))
-            if len(heights) > 1 and float(np.std(heights)) > self.max_spread:
-                conf = 0.0  # the frames disagree: something is not a plain stack (merged, half hidden)
-            if len({m.layers for m in matched}) > 1 or s.layers and len(s.layers) != count:
-                conf = 0.0  # a mixed stack's chips, read on its side, not the same in every frame or at this height
-            sure = sure and conf >= self.min_confidence
+            colour = min(m.colour_confidence for m in matched)
+            # the frames disagree: something is not a plain stack (merged, half hidden); or a mixed stack's
+            # chips, read on its side, are not the same in every frame or at this height
+            if (len(heights) > 1 and float(np.std(heights)) > self.max_spread
+                    or len({m.layers for m in matched}) > 1 or s.layers and len(s.layers) != count):
+                why["unsteady"] = None
+            elif min(edge, colour) < self.min_confidence:  # as a frame said, else as the averaged height says
+                why[next(w for w in (*(m.why for m in matched), "colour" if colour < edge else "height") if w)] = None
             for value in s.layers or (s.value,) * count:  # a mixed stack: each chip's own value
                 counts[value] = counts.get(value, 0) + 1
-        return tuple(sorted(counts.items(), reverse=True)), sure
+        return tuple(sorted(counts.items(), reverse=True)), tuple(why)
 
     def feed(self, t: float, result: FrameResult) -> list[ChipsInZone]:
         out = []
@@ -99,7 +107,7 @@ class Stability:
                 continue
             if zc.status == ZoneStatus.UNCERTAIN and not zc.stacks:  # nothing read (a light the models do not
                 self._history[name] = []  # know): not an empty zone
-                self._state[name] = ZoneState.UNCERTAIN
+                self._state[name], self._why[name] = ZoneState.UNCERTAIN, zc.why
                 continue
             history = self._history.setdefault(name, [])
             if history and not self._same(history[-1], zc):
@@ -109,9 +117,9 @@ class Stability:
             if len(history) < self.frames:
                 self._state[name] = ZoneState.SETTLING
                 continue
-            chips, sure = self._decide(history)
-            if not sure:
-                self._state[name] = ZoneState.UNCERTAIN
+            chips, why = self._decide(history)
+            if why:
+                self._state[name], self._why[name] = ZoneState.UNCERTAIN, why
                 continue
             self._state[name] = ZoneState.STABLE
             if self._reported.get(name) != chips:
