@@ -103,7 +103,10 @@ def test_duplicates_are_dropped_by_id_whatever_replayed_says_and_a_gap_is_an_ala
             assert _wait(lambda: bool(alarms), 15)
             assert alarms == ["table t1: secure-event of boot boot-a: seq 3-4 missing"]
             assert [a[2] for a in store.open_alarms()] == alarms
-            assert _wait(lambda: archive.counters["duplicates"] == 2, 15), archive.counters  # may land after the alarm
+            assert _wait(lambda: archive.counters["duplicates"] >= 2, 15), archive.counters  # may land after the alarm
+            # exactly the two resends, unless the archive lost the broker meanwhile (a machine so loaded that
+            # its keepalive lapsed): the broker then redelivers what was not yet acknowledged, dropped alike
+            assert archive.counters["duplicates"] == 2 or archive.counters["connections"] > 1, archive.counters
             assert store.count("t1") == 4
             for p in payloads[2:4]:
                 _publish(table, SEC, p)
