@@ -183,7 +183,7 @@ class ZoneCount:
     confidence: float
     motion: bool
     behind: bool = False  # uncertain only because a chip could lie wholly hidden behind a stack (the dealer spreads it)
-    why: tuple[str, ...] = ()  # uncertain: each reason once (keys of ``WHY``), its stacks' first
+    why: tuple[str, ...] = ()  # uncertain: each reason once (keys of ``WHY``), in its stacks' order
 
 
 @dataclass(frozen=True)
