@@ -89,7 +89,7 @@ class Archive:
         self.config, self.store, self.clock = config, store, clock
         self._owns_store = owns_store
         self.counters: Counter[str] = Counter()
-        self.connected = threading.Event()
+        self.connected = threading.Event()  # connected and subscribed: what is published from now is stored
         self._on_alarm = on_alarm
         self._queue: queue.Queue[mqtt.MQTTMessage] = queue.Queue()
         self._stop = threading.Event()
@@ -103,6 +103,7 @@ class Archive:
         b = config.broker
         self.client.reconnect_delay_set(max(1, round(b.reconnect_min)), max(1, round(b.reconnect_max)))
         self.client.on_connect = self._connected
+        self.client.on_subscribe = self._subscribed
         self.client.on_disconnect = self._disconnected
         self.client.on_message = self._received
         self._writer = threading.Thread(target=self._write_loop, name="archive-writer", daemon=True)
@@ -132,9 +133,18 @@ class Archive:
             return
         client.subscribe([(f, 1) for f in self.filters()])     # again on a kept session: harmless, deduped
         self.counters["connections"] += 1
-        self.connected.set()
         log.info("archive: connected to %s:%d (session %s)", self.config.broker.host, self.config.broker.port,
                  "resumed" if flags.session_present else "new")
+
+    def _subscribed(self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
+                    properties: Properties | None) -> None:
+        """The broker's SUBACK: from now on what is published reaches the archive (until 2026-11-27 this was
+        on CONNACK: a message published before the broker took the subscription was lost on a first start)."""
+        refused = [f for f, r in zip(self.filters(), reasons) if r.is_failure]
+        if refused:
+            self.counters["refused"] += 1
+            log.error("archive: the broker refused the subscription to %s: check its ACL", ", ".join(refused))
+        self.connected.set()
 
     def _disconnected(self, client: mqtt.Client, userdata: Any, flags: mqtt.DisconnectFlags, reason: ReasonCode,
                       properties: Properties | None) -> None:

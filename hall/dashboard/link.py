@@ -50,6 +50,7 @@ class Link:
         self.client = broker_client(b, b.client_id, reconnect=True)
         self.client.reconnect_delay_set(max(1, round(b.reconnect_min)), max(1, round(b.reconnect_max)))
         self.client.on_connect = self._connected
+        self.client.on_subscribe = self._subscribed
         self.client.on_disconnect = lambda *a: self.connected.clear()
         self.client.on_message = self._received
 
@@ -64,11 +65,21 @@ class Link:
         if reason.is_failure:
             log.error("dashboard: the broker refused the connection: %s", reason)
             return
-        filters = subscriptions() + [f"{mc.ROOT}/table/+/reply/+"]
-        client.subscribe([(f, 1) for f in filters])
-        self.connected.set()
+        client.subscribe([(f, 1) for f in self._filters()])
         log.info("dashboard: connected to %s:%d as %s", self.config.broker.host, self.config.broker.port,
                  self.config.broker.username)
+
+    @staticmethod
+    def _filters() -> list[str]:
+        return subscriptions() + [f"{mc.ROOT}/table/+/reply/+"]
+
+    def _subscribed(self, client: mqtt.Client, userdata: Any, mid: int, reasons: list[ReasonCode],
+                    properties: Properties | None) -> None:
+        """The broker's SUBACK: connected means subscribed (a command's reply published before it is lost)."""
+        refused = [f for f, r in zip(self._filters(), reasons) if r.is_failure]
+        if refused:
+            log.error("dashboard: the broker refused the subscription to %s: check its ACL", ", ".join(refused))
+        self.connected.set()
 
     def _received(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
         try:
