@@ -182,8 +182,13 @@ class ZoneCount:
     stacks: tuple[StackSeen, ...]
     confidence: float
     motion: bool
-    behind: bool = False  # uncertain only because a chip could lie wholly hidden behind a stack (the dealer spreads it)
     why: tuple[str, ...] = ()  # uncertain: each reason once (keys of ``WHY``), in its stacks' order
+
+    @property
+    def behind(self) -> bool:
+        """Uncertain only because a chip could lie wholly hidden behind a stack (the dealer spreads it): that
+        check runs only when every stack was counted with confidence."""
+        return "behind" in self.why
 
 
 @dataclass(frozen=True)
@@ -235,8 +240,8 @@ class Counter:
         self._level_unsure = frozenset(v for a, b, _ in models.level_alike for v in (a, b))
         self.cam = calib.camera
         self.H_inv = np.linalg.inv(self.cam.homography())
-        self.cam_xy = self.cam.position()[:2]
-        self._cam_z = float(self.cam.position()[2])
+        position = self.cam.position()
+        self.cam_xy, self._cam_z = position[:2], float(position[2])
         lay = calib.layout
         self.r, self.t = lay.chip_diameter / 2, lay.chip_thickness
         w, h = calib.image_size
@@ -1433,7 +1438,7 @@ class Counter:
         amount = sum(v * c for v, c in chips)
         status = ZoneStatus.OK if worst >= MIN_CONFIDENCE else ZoneStatus.UNCERTAIN
         why = tuple(dict.fromkeys(s.why for s in stacks if s.confidence < MIN_CONFIDENCE))
-        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, behind is not None, why)
+        return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, why)
 
     def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
                crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
