@@ -260,8 +260,7 @@ class Tally:
     stable_right: int = 0
     stacks: int = 0  # stacks counted with confidence where the labels place a stack (``at``)
     stacks_wrong: int = 0  # ... whose chips are not that stack's
-    behind: int = 0  # uncertain only because a chip could lie hidden behind a stack (``ZoneCount.behind``)
-    behind_right: int = 0  # ... whose amount read was right
+    behind_right: int = 0  # uncertain only as a chip could lie hidden behind a stack, the amount read right
     why: dict[str, int] = field(default_factory=dict)  # uncertain zone-frames per reason (``ZoneCount.why``)
 
     @property
@@ -278,7 +277,7 @@ class Tally:
                 "covered_occluded_share": round(self.covered_occluded / max(self.covered, 1), 4),
                 "stable": self.stable, "stable_wrong": self.stable - self.stable_right,
                 "stacks_counted": self.stacks, "stacks_wrong": self.stacks_wrong,
-                "behind_share": round(self.behind / max(self.zone_frames, 1), 4),
+                "behind_share": round(self.why.get("behind", 0) / max(self.zone_frames, 1), 4),
                 "behind_right_share": round(self.behind_right / max(self.zone_frames, 1), 4),
                 "uncertain_why": {w: round(n / max(self.zone_frames, 1), 4) for w, n in sorted(
                     self.why.items(), key=lambda item: -item[1])}}
@@ -419,7 +418,6 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
                 tally.counts[kind] += 1
                 for why in zc.why if kind == "uncertain" else ():
                     tally.why[why] = tally.why.get(why, 0) + 1
-                tally.behind += zc.behind
                 tally.behind_right += zc.behind and zc.amount == truth.amount
                 tally.stacks += sum(w is not None for w in wrong)
                 tally.stacks_wrong += sum(w is True for w in wrong)
