@@ -162,7 +162,7 @@ class ChipModels:
 
     def bias(self, value: int | None) -> float:
         """The edge bias (px) of a denomination's chips (their contrast with the felt sets it)."""
-        return self.edge_bias.get(value, self.edge_bias_px) if value is not None else self.edge_bias_px
+        return self.edge_bias[value] if value in self.edge_bias else self.edge_bias_px
 
     def classify(self, f: np.ndarray) -> tuple[int, float]:
         """The denomination nearest to the features *f* (3,) and a confidence in 0..1.
