@@ -914,9 +914,11 @@ class Counter:
         side = side_features(bgr, white)
         read = self.models.classify_side(side)
         below = self._below_top(side, value)
-        foreign = ((read[-1][0] == value and any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read[:-1]))
-                   or bool((self.models.side_nearer(below, value) <= FOREIGN_NEARER).any())
-                   or self._unlike(below, value, count - 1) or self._level_apart(side, value))
+        foreign = read[-1][0] == value and any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read[:-1])
+        if not foreign:
+            nearer = self.models.side_nearer(below, value)
+            foreign = (bool((nearer <= FOREIGN_NEARER).any()) or self._unlike(below, value, count - 1, nearer)
+                       or self._level_apart(side, value))
         if alike:  # no chip of it is read: a plain stack if each chip vouches for it (its chroma as noisy
             vouch = self.models.classify_side(side, dark=True)  # as its level is dark)
             return (), foreign or not self._vouched(vouch, value, value in self._level_unsure)
@@ -947,16 +949,15 @@ class Counter:
         return (all(v == value for v, _ in read[:-1]) and read[0][1] >= VOUCHED_BOTTOM
                 and min(c for _, c in read[:-1]) >= least and (top == value or top_confidence < FOREIGN_CONFIDENCE))
 
-    def _unlike(self, below: np.ndarray, value: int, n: int) -> bool:
+    def _unlike(self, below: np.ndarray, value: int, n: int, nearer: np.ndarray) -> bool:
         """Whether a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) are unlike *value*'s
         side, both as read and relative to the top chip: one over ``SIDE_UNLIKE`` spreads from its side model,
         or two each ``PAIR_UNLIKE`` spreads from it and ``PAIR_NEARER`` nearer (distance ratio) another
         denomination's side (one chip so is a glint or an edge insert; two, a mixed stack, or a side too
-        ambiguous to call plain)."""
+        ambiguous to call plain). *nearer*: ``ChipModels.side_nearer`` of *below*."""
         if value not in self.models.side or n == 0:
             return False
         d = self.models.side[value].distance(below)
-        nearer = self.models.side_nearer(below, value)
         if len(d) == 2 * n:
             d, nearer = np.minimum(d[:n], d[n:]), np.minimum(nearer[:n], nearer[n:])
         return bool((d > SIDE_UNLIKE).any() or ((d >= PAIR_UNLIKE) & (nearer <= PAIR_NEARER)).sum() >= 2)
