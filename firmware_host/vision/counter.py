@@ -1269,12 +1269,12 @@ class Counter:
         if previous is not None:  # half-scale grey difference, once for the whole frame
             last = self._last_grey
             before = last[1] if last is not None and last[0] is previous else _half_grey(previous)
-            change = cv2.absdiff(grey, before) > MOTION_LEVEL
+            change = (cv2.absdiff(grey, before) > MOTION_LEVEL).view(np.uint8)  # (0 or 1)
         self._last_grey = (frame, grey)  # the next frame's *previous*: not converted twice
         for roi in self.rois:
             crop = frame[roi.y0:roi.y1, roi.x0:roi.x1]
-            motion = change is not None and bool(
-                change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2].mean() > MOTION_SHARE)
+            moved = change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2] if change is not None else None
+            motion = moved is not None and cv2.countNonZero(moved) / max(moved.size, 1) > MOTION_SHARE
             if roi.zone.kind == "cards":  # cards are big: half scale is plenty
                 crop = _every(crop, 2)
             elif relit is not None:  # a light the chip models do not know: nothing is read with confidence
