@@ -284,10 +284,12 @@ class CameraModel:
     tvec: np.ndarray
     dist: tuple[float, float] = (0.0, 0.0)
     _P: np.ndarray = dataclasses.field(init=False, repr=False, compare=False)  # the projection K [R | t]
+    _fc: tuple[np.ndarray, np.ndarray] = dataclasses.field(init=False, repr=False, compare=False)  # focal, centre
 
     def __post_init__(self) -> None:
         R = cv2.Rodrigues(np.asarray(self.rvec, np.float64))[0]
         object.__setattr__(self, "_P", self.K @ np.hstack([R, np.asarray(self.tvec, np.float64).reshape(3, 1)]))
+        object.__setattr__(self, "_fc", (np.array([self.K[0, 0], self.K[1, 1]]), np.array(self.K[:2, 2])))
 
     @property
     def R(self) -> np.ndarray:
@@ -301,7 +303,7 @@ class CameraModel:
         """Pinhole pixels (N x 2) to where the lens puts them (unchanged without distortion)."""
         if not self.distorted:
             return uv
-        f, c = np.array([self.K[0, 0], self.K[1, 1]]), self.K[:2, 2]
+        f, c = self._fc
         xy = (uv - c) / f
         r2 = (xy * xy).sum(1, keepdims=True)
         k1, k2 = self.dist
