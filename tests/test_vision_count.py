@@ -718,6 +718,31 @@ def test_where_the_light_falls_is_saved_with_the_chip_models(table, tmp_path):
     assert older.light_apart(picture(table, seed=4)) == {}
 
 
+def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_uncertain(table):
+    """From the right camera the back of bet:1 lies in front of bet:2's near corner: a stack of 19 or 20
+    chips there hides a chip lying in bet:2 (measured over every pair of zones of both cameras: no other
+    pair, no shorter stack). bet:2, empty and read with confidence, is made uncertain (``behind``, the spot
+    in bet:2 behind the stack); a stack of 16 hides none. (In a picture the tall stack's silhouette over
+    bet:2 makes it uncertain already, ``edge``: this check does not rest on that.)"""
+    counter = table[3]
+    cam = counter.cam_xy
+    for chips, hides in ((20, True), (19, True), (16, False)):
+        tall = vision.StackSeen(-495.0, -244.0, 2000, chips, 1.0)
+        ok = vision.ZoneStatus.OK
+        zones = {"bet:1": vision.ZoneCount("bet:1", ok, 2000 * chips, ((2000, chips),), (tall,), 1.0, False),
+                 "bet:2": vision.ZoneCount("bet:2", ok, 0, (), (), 1.0, False)}
+        counter._behind_others(zones)
+        assert zones["bet:1"].status == "ok", zones  # its own zone: nothing behind it there
+        bet2 = zones["bet:2"]
+        assert (bet2.status == "uncertain" and bet2.why == ("behind",)) == hides, (chips, bet2)
+        if hides:
+            spot = bet2.stacks[-1]
+            zone = next(z for z in table[0].zones if z.name == "bet:2")
+            # in bet:2 or on its edge (the zone's mask is in pixels), behind the stack
+            assert zone.inside(spot.x, spot.y) >= -vision.EDGE_MM and math.hypot(
+                spot.x - cam[0], spot.y - cam[1]) > math.hypot(tall.x - cam[0], tall.y - cam[1]) + counter.r
+
+
 def test_specks_that_gather_into_part_of_a_chip_are_something_unread():
     """``counter._unread``: specks (centre x, y, area, chip width in px), each too small to measure, that
     gather over ``SPECKS`` chip footprints within ``SPECKS_REACH`` chip widths of one of them: where

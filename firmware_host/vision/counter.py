@@ -432,6 +432,8 @@ class Counter:
             front = [outlines[j] for j in np.flatnonzero(far <= far[i])]
             x0, y0 = np.maximum(np.min([o.min((0, 1)) for o in front], 0), 0)
             x1, y1 = np.minimum(np.max([o.max((0, 1)) for o in front], 0) + 1, roi.mask.shape[::-1])
+            if x1 <= x0 or y1 <= y0:  # (stacks of another zone, all beside this one's box)
+                continue
             union = np.zeros((y1 - y0, x1 - x0), np.uint8)
             for o in front:
                 cv2.fillConvexPoly(union, o - (x0, y0), 1)
@@ -1273,8 +1275,8 @@ class Counter:
         self._last_grey = (frame, grey)  # the next frame's *previous*: not converted twice
         for roi in self.rois:
             crop = frame[roi.y0:roi.y1, roi.x0:roi.x1]
-            moved = change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2] if change is not None else None
-            motion = moved is not None and cv2.countNonZero(moved) / max(moved.size, 1) > MOTION_SHARE
+            here = change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2] if change is not None else None
+            motion = here is not None and cv2.countNonZero(here) / max(here.size, 1) > MOTION_SHARE
             if roi.zone.kind == "cards":  # cards are big: half scale is plenty
                 crop = _every(crop, 2)
             elif relit is not None:  # a light the chip models do not know: nothing is read with confidence
@@ -1294,6 +1296,7 @@ class Counter:
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
+        self._behind_others(zones)
         for name, moved in self.light_moved(frame).items() if relit is None else ():  # lit otherwise than at
             # calibration (a spot read as an arm too: not held as one), or a little so and a top face read weakly
             far = abs(math.log(moved))
@@ -1302,6 +1305,30 @@ class Counter:
                 zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0,
                                                   why=zones[name].why + ("light",))
         return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
+
+    def _behind_others(self, zones: dict[str, ZoneCount]) -> None:
+        """Each zone counted with confidence where a chip could lie wholly hidden behind its stacks and those
+        of the camera's other zones (a tall stack at the back of bet:1 hides the front of bet:2 from the right
+        camera; at 19-20 chips on the shipped layout) is made uncertain (``behind``), in *zones*. Only the
+        stacks counted are taken (one given up has no height)."""
+        for roi in self.rois:
+            zone = zones.get(roi.zone.name)
+            if zone is None or zone.status != ZoneStatus.OK:
+                continue
+            others = [s for name, z in zones.items() if name != roi.zone.name for s in z.stacks
+                      if s.count > 0 and -roi.zone.inside(s.x, s.y) <= self._shadow(s) + 3 * self.r]
+            spot = self._hidden_behind(roi, [s for s in zone.stacks if s.count > 0] + others) if others else None
+            if spot is not None:  # (its own stacks alone hide none: it was checked with them)
+                zones[roi.zone.name] = dataclasses.replace(
+                    zone, status=ZoneStatus.UNCERTAIN, confidence=min(zone.confidence, 0.2), why=("behind",),
+                    stacks=zone.stacks + (StackSeen(*spot, None, 0, 0.2, why="behind"),))
+
+    def _shadow(self, stack: StackSeen) -> float:
+        """How far (mm) behind a *stack* the line from the camera over its top meets the felt: no chip further
+        away than that and a diameter can lie hidden by it."""
+        height = stack.count * self.t
+        far = math.hypot(stack.x - self.cam_xy[0], stack.y - self.cam_xy[1])
+        return height * (far + self.r) / max(self._cam_z - height, 1.0)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
         area = inside.sum()
