@@ -722,8 +722,9 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_unce
     """From the right camera the back of bet:1 lies in front of bet:2's near corner: a stack of 19 or 20
     chips there hides a chip lying in bet:2 (measured over every pair of zones of both cameras: no other
     pair, no shorter stack). bet:2, empty and read with confidence, is made uncertain (``behind``, the spot
-    in bet:2 behind the stack); a stack of 16 hides none. (In a picture the tall stack's silhouette over
-    bet:2 makes it uncertain already, ``edge``: this check does not rest on that.)"""
+    in bet:2 behind the stack); a stack of 16 hides none, one not measured could hide one. (In a picture
+    the tall stack's silhouette over bet:2 makes it uncertain already, ``edge``: this check does not rest
+    on that.)"""
     counter = table[3]
     cam = counter.cam_xy
     for chips, hides in ((20, True), (19, True), (16, False)):
@@ -741,6 +742,13 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_unce
             # in bet:2 or on its edge (the zone's mask is in pixels), behind the stack
             assert zone.inside(spot.x, spot.y) >= -vision.EDGE_MM and math.hypot(
                 spot.x - cam[0], spot.y - cam[1]) > math.hypot(tall.x - cam[0], tall.y - cam[1]) + counter.r
+    # a stack there whose height was not read could be as tall as a stack can be; a chip's pieces stand for none
+    for why, hides in (("unmeasured", True), ("blob", True), ("specks", False)):
+        seen = vision.StackSeen(-495.0, -244.0, None, 0, 0.2, why=why)
+        zones = {"bet:1": vision.ZoneCount("bet:1", vision.ZoneStatus.UNCERTAIN, 0, (), (seen,), 0.2, False, (why,)),
+                 "bet:2": vision.ZoneCount("bet:2", vision.ZoneStatus.OK, 0, (), (), 1.0, False)}
+        counter._behind_others(zones)
+        assert (zones["bet:2"].why == ("behind",)) == hides, (why, zones["bet:2"])
 
 
 def test_specks_that_gather_into_part_of_a_chip_are_something_unread():

@@ -147,6 +147,8 @@ class StackSeen:
         return self.layers or ((self.value,) * self.count if self.value is not None else ())
 
 
+UNCOUNTED = ("unmeasured", "blob", "edge")  # reasons of a stack seen standing, its height not read
+
 WHY = {  # why a stack or a zone is not counted with confidence (``StackSeen.why``, ``ZoneCount.why``)
     "colour": "a top face's denomination not read with confidence (a look-alike, the felt's colour, a weak light)",
     "height": "a stack's height between two counts",
@@ -1309,14 +1311,18 @@ class Counter:
     def _behind_others(self, zones: dict[str, ZoneCount]) -> None:
         """Each zone counted with confidence where a chip could lie wholly hidden behind its stacks and those
         of the camera's other zones (a tall stack at the back of bet:1 hides the front of bet:2 from the right
-        camera; at 19-20 chips on the shipped layout) is made uncertain (``behind``), in *zones*. Only the
-        stacks counted are taken (one given up has no height)."""
+        camera; at 19-20 chips on the shipped layout) is made uncertain (``behind``), in *zones*. Another
+        zone's stack not counted (its edges not found, stacks touching, on its zone's edge) is taken as tall
+        as a stack can be."""
+        tallest = self.calib.layout.max_stack
+        standing = {name: [s if s.count > 0 else dataclasses.replace(s, count=tallest) for s in z.stacks
+                           if s.count > 0 or s.why in UNCOUNTED] for name, z in zones.items()}
         for roi in self.rois:
             zone = zones.get(roi.zone.name)
             if zone is None or zone.status != ZoneStatus.OK:
                 continue
-            others = [s for name, z in zones.items() if name != roi.zone.name for s in z.stacks
-                      if s.count > 0 and -roi.zone.inside(s.x, s.y) <= self._shadow(s) + 3 * self.r]
+            others = [s for name, stacks in standing.items() if name != roi.zone.name for s in stacks
+                      if -roi.zone.inside(s.x, s.y) <= self._shadow(s) + 3 * self.r]
             spot = self._hidden_behind(roi, [s for s in zone.stacks if s.count > 0] + others) if others else None
             if spot is not None:  # (its own stacks alone hide none: it was checked with them)
                 zones[roi.zone.name] = dataclasses.replace(
