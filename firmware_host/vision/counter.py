@@ -1625,7 +1625,7 @@ class Counter:
         stray |= side  # chips of another denomination under this top, not read one by one: a stack behind it?
         # not felt just under the base the edges found: a bottom chip unlike the top's colour (a green one on
         # green felt under a red one, measured along the red's direction) that the edges missed
-        under = self._under_base(crop, origin, felt_bgr, middle, rims)
+        under = self._under_base(crop, origin, felt_bgr, middle, rims) if not stray else 0.0
         stray |= not card and under >= BASE_COVERED
         if count >= 2 and value in self._side_unsure:  # vouched for chip by chip: and felt under it, seen
             stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
