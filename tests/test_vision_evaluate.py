@@ -84,6 +84,21 @@ def test_a_damaged_set_is_one_clear_error_naming_file_and_key(tmp_path, edit, ex
     assert done.stderr.startswith(f"error: {root / 'labels.json'}: ") and expected in done.stderr
 
 
+def test_a_picture_cut_short_is_a_clear_error_before_anything_is_counted(tmp_path):
+    """A JPEG whose end is missing (a copy interrupted) decodes in OpenCV as its first part and grey: it
+    would be counted without a word. The set is refused, naming the labels' key and the picture."""
+    root = copy_set(tmp_path)
+    frame = json.loads((DATA / "labels.json").read_text())["frames"][5]["file"]
+    whole = (DATA / frame).read_bytes()
+    (root / frame).unlink()
+    (root / frame).write_bytes(whole[:len(whole) // 2])
+    done = tablectl("vision", "evaluate", str(root))
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"frames[5].file: picture {root / frame} is cut short" in done.stderr, done.stderr
+    (root / frame).write_bytes(whole)  # whole again: read
+    assert load_set(root).frames[5].file == root / frame
+
+
 def test_labels_that_are_not_json_or_not_there(tmp_path):
     root = copy_set(tmp_path)
     (root / "labels.json").write_text("{not json")

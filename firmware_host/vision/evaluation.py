@@ -113,7 +113,16 @@ def _picture(root: Path, file: Path, key: str, value: object) -> Path:
     path = root / value
     if not path.is_file():
         raise EvalSetError(file, key, f"picture {path} not found")
+    if path.suffix.lower() in (".jpg", ".jpeg") and _cut_short(path.read_bytes()):
+        raise EvalSetError(file, key, f"picture {path} is cut short (no end of image after its last scan): "
+                                      "OpenCV would read its first part only and grey the rest")
     return path
+
+
+def _cut_short(jpeg: bytes) -> bool:
+    """Whether a JPEG file's bytes end before its image does: no end-of-image marker after its last
+    start-of-scan (inside a scan 0xFF is always followed by 0x00 or a restart marker)."""
+    return jpeg.rfind(b"\xff\xd9") < jpeg.rfind(b"\xff\xda")
 
 
 def _layout(root: Path, file: Path, data: dict[str, Any]) -> Layout:
