@@ -732,7 +732,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_unce
         ok = vision.ZoneStatus.OK
         zones = {"bet:1": vision.ZoneCount("bet:1", ok, 2000 * chips, ((2000, chips),), (tall,), 1.0, False),
                  "bet:2": vision.ZoneCount("bet:2", ok, 0, (), (), 1.0, False)}
-        counter._behind_others(zones)
+        counter._behind(zones)
         assert zones["bet:1"].status == "ok", zones  # its own zone: nothing behind it there
         bet2 = zones["bet:2"]
         assert (bet2.status == "uncertain" and bet2.why == ("behind",)) == hides, (chips, bet2)
@@ -747,7 +747,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_unce
         seen = vision.StackSeen(-495.0, -244.0, None, 0, 0.2, why=why)
         zones = {"bet:1": vision.ZoneCount("bet:1", vision.ZoneStatus.UNCERTAIN, 0, (), (seen,), 0.2, False, (why,)),
                  "bet:2": vision.ZoneCount("bet:2", vision.ZoneStatus.OK, 0, (), (), 1.0, False)}
-        counter._behind_others(zones)
+        counter._behind(zones)
         assert (zones["bet:2"].why == ("behind",)) == hides, (why, zones["bet:2"])
 
 

@@ -677,19 +677,16 @@ class Counter:
             rows[k] = np.interp(cols, hu[order], hv[order], left=beyond, right=beyond)
         return rows
 
-    def _predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int, per_column: bool = False,
-                         bottom: np.ndarray | None = None) -> np.ndarray:
-        """Mean silhouette height over *cols* of a stack of 0..*most* chips at (x, y) (*bottom*: its
-        base's lower outline at *cols*, when already taken).
+    def _predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int, bottom: np.ndarray) -> np.ndarray:
+        """Silhouette height at each of *cols* of a stack of 0..*most* chips at (x, y) (*most* + 1 x columns;
+        *bottom*: its base's lower outline at *cols*).
 
         The silhouette's top at a column is the highest outline of any layer there
         (a leaning stack in the oblique view shows a lower layer's rim beside the top).
         """
         tops = self._boundaries(x, y, np.arange(max(most, 1) + 1) * self.t, cols, upper=True, beyond=np.inf)
-        if bottom is None:
-            bottom = self._boundary(x, y, 0.0, cols, upper=False)
-        spans = bottom - np.minimum.accumulate(tops, axis=0)
-        return spans if per_column else spans.mean(1)
+        spans: np.ndarray = bottom - np.minimum.accumulate(tops, axis=0)
+        return spans
 
     def _column_spans(self, crop: np.ndarray, origin: tuple[int, int], x: float, y: float, felt: np.ndarray, z: float,
                       white: np.ndarray | None = None, direction: np.ndarray | None = None,
@@ -1298,7 +1295,7 @@ class Counter:
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
-        self._behind_others(zones)
+        self._behind(zones)
         for name, moved in self.light_moved(frame).items() if relit is None else ():  # lit otherwise than at
             # calibration (a spot read as an arm too: not held as one), or a little so and a top face read weakly
             far = abs(math.log(moved))
@@ -1308,12 +1305,12 @@ class Counter:
                                                   why=zones[name].why + ("light",))
         return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
 
-    def _behind_others(self, zones: dict[str, ZoneCount]) -> None:
-        """Each zone counted with confidence where a chip could lie wholly hidden behind its stacks and those
+    def _behind(self, zones: dict[str, ZoneCount]) -> None:
+        """Each zone counted with confidence where a chip could lie wholly hidden behind its stacks, or those
         of the camera's other zones (a tall stack at the back of bet:1 hides the front of bet:2 from the right
-        camera; at 19-20 chips on the shipped layout) is made uncertain (``behind``), in *zones*. Another
-        zone's stack not counted (its edges not found, stacks touching, on its zone's edge) is taken as tall
-        as a stack can be."""
+        camera; at 19-20 chips on the shipped layout), is made uncertain (``behind``), in *zones*: no picture
+        from here shows it. Another zone's stack not counted (its edges not found, stacks touching, on its
+        zone's edge) is taken as tall as a stack can be."""
         tallest = self.calib.layout.max_stack
         standing = {name: [s if s.count > 0 else dataclasses.replace(s, count=tallest) for s in z.stacks
                            if s.count > 0 or s.why in UNCOUNTED] for name, z in zones.items()}
@@ -1323,8 +1320,8 @@ class Counter:
                 continue
             others = [s for name, stacks in standing.items() if name != roi.zone.name for s in stacks
                       if -roi.zone.inside(s.x, s.y) <= self._shadow(s) + 3 * self.r]
-            spot = self._hidden_behind(roi, [s for s in zone.stacks if s.count > 0] + others) if others else None
-            if spot is not None:  # (its own stacks alone hide none: it was checked with them)
+            spot = self._hidden_behind(roi, [s for s in zone.stacks if s.count > 0] + others)
+            if spot is not None:
                 zones[roi.zone.name] = dataclasses.replace(
                     zone, status=ZoneStatus.UNCERTAIN, confidence=min(zone.confidence, 0.2), why=("behind",),
                     stacks=zone.stacks + (StackSeen(*spot, None, 0, 0.2, why="behind"),))
@@ -1469,10 +1466,6 @@ class Counter:
         if unseen is not None:  # a denomination that looks like the felt could lie there, unread
             worst = min(worst, 0.2)
             stacks.append(StackSeen(*self._base(roi.x0 + unseen[0], roi.y0 + unseen[1]), None, 0, 0.2, why="unseen"))
-        behind = self._hidden_behind(roi, stacks) if worst >= MIN_CONFIDENCE else None
-        if behind is not None:  # a chip could lie there wholly hidden behind a stack: no picture from here shows it
-            worst = min(worst, 0.2)
-            stacks.append(StackSeen(*behind, None, 0, 0.2, why="behind"))
         counts: dict[int, int] = {}
         for s in stacks:
             for v in s.chips:
@@ -1581,7 +1574,7 @@ class Counter:
             if keep.sum() < KEEP_SHARE * len(cols):
                 return StackSeen(cx, cy, None, 0, 0.0)
         most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
-        columns = self._predicted_spans(cx, cy, cols + origin[0], most, True, base_rows)  # 0..most chips
+        columns = self._predicted_spans(cx, cy, cols + origin[0], most, base_rows)  # 0..most chips
         bias = self.models.bias(value)  # what the edges measure beyond the geometry (blur, optics)
 
         def height(keep: np.ndarray) -> tuple[float, float]:  # chips, from the mean span over the columns kept
