@@ -56,7 +56,7 @@ def health_counter():
     calib = calibrate_table(cv2.imread(str(DATA / "table_right.jpg")), layout, "right")
     models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_right_{v}.jpg"))
                                         for v in (50, 100, 200, 500, 1000, 2000)})
-    return vision.Counter(calib, models)
+    return vision.ChipCounter(calib, models)
 
 
 def test_camera_faults_and_recovery(health_counter):
@@ -103,7 +103,7 @@ def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
 
 def test_a_feed_turns_the_clip_into_observations(health_counter, monkeypatch):
     """The clip's changes are in bet:4 (eight 50s) and the pot, where a chip could lie hidden behind the
-    stacks (``Counter._hidden_behind``): held still, they are left to the dealer (``unsure``), never
+    stacks (``ChipCounter._hidden_behind``): held still, they are left to the dealer (``unsure``), never
     reported; read as the picture shows them, they are reported once held for three frames."""
     from firmware_host.observations import ChipsInZone
     from firmware_host.vision.feed import CameraFeed, unsure
@@ -123,7 +123,7 @@ def test_a_feed_turns_the_clip_into_observations(health_counter, monkeypatch):
     faults = [o for o in out if isinstance(o, DeviceFault)]
     assert [f.fault for f in faults] == ["no-frames"]  # only once the clip has ended
     assert faults[0].t >= 100
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
     asked, out, _ = run()
     chips = [o for o in out if isinstance(o, ChipsInZone)]
     assert {o.zone for o in chips} == {"bet:4", "pot"} and all(o.t >= 0.2 for o in chips)  # three frames held

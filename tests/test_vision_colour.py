@@ -84,8 +84,8 @@ def test_the_same_warm_light_read_through_the_white_patch_alone_does_worse(sets)
     with_card = figures["exact_share"] + figures["behind_right_share"]  # read right (a chip could hide: uncertain)
     calibrated = calibrate_camera(warm.layout, "right", warm.calibration["right"])
     plain = dataclasses.replace(calibrated.counter.models, card=None)
-    from firmware_host.vision.counter import Counter
-    counters = {"with": calibrated.counter, "without": Counter(calibrated.counter.calib, plain)}
+    from firmware_host.vision.counter import ChipCounter
+    counters = {"with": calibrated.counter, "without": ChipCounter(calibrated.counter.calib, plain)}
     exact = {k: 0 for k in counters}
     frames = [f for f in warm.frames if f.camera == "right"]
     for frame in frames:

@@ -24,7 +24,7 @@ def installed(camera: str):
     layout = load_layout(LAYOUT).view(camera)
     calib = calibrate_table(cv2.imread(f"{DATA}/table_{camera}.jpg"), layout)
     models = vision.learn_chips(calib, {v: cv2.imread(f"{DATA}/chips_{camera}_{v}.jpg") for v in HOUSE_004})
-    return layout, calib, models, vision.Counter(calib, models)
+    return layout, calib, models, vision.ChipCounter(calib, models)
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +40,9 @@ def picture(table, stacks=(), arms=(), cards=(), seed=0, noise=2.0, light=(1.0, 
 
 @pytest.fixture
 def seen_only(monkeypatch):
-    """The counter as if no chip could lie hidden behind a stack (``Counter._hidden_behind`` off): for the
+    """The counter as if no chip could lie hidden behind a stack (``ChipCounter._hidden_behind`` off): for the
     tests of a rule that reads what the picture shows, on stacks tall enough to hide a chip behind them."""
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
 
 
 FELT_LIKE_RED = (40, 45, 120)  # BGR: a felt the red 100 (40, 40, 200) hides on: 3 of its 10 chips found
@@ -90,7 +90,7 @@ def test_two_denominations_of_one_colour_are_left_uncertain_the_others_counted(t
     shows = {v: render(s, layout, mount_camera(layout), seed=v) for v, s in calibration_shows(layout, colours).items()}
     models = vision.learn_chips(calib, shows)
     assert [(a, b) for a, b, _ in models.alike] == [(100, 200)]
-    counter = vision.Counter(calib, models)
+    counter = vision.ChipCounter(calib, models)
     image = render(Scene((Stack(-430, -300, 200, 3), Stack(-700, 170, 500, 2)), colours=colours), layout,
                    mount_camera(layout), seed=5)
     result = counter.count(image)
@@ -231,12 +231,12 @@ def test_the_felts_print_seen_at_calibration_is_felt_and_a_stack_on_it_is_counte
     calib = calibrate_table(empty, layout)
     shows = {v: render(s, layout, camera, seed=v)
              for v, s in calibration_shows(layout, HOUSE_004, betting_line=235.0).items()}
-    counter = vision.Counter(calib, vision.learn_chips(calib, shows))
+    counter = vision.ChipCounter(calib, vision.learn_chips(calib, shows))
     scene = Scene((Stack(-765.0, -120.0, 100, 4),), colours=HOUSE_004, betting_line=235.0)
     zones = counter.count(render(scene, layout, camera, seed=3)).zones
     assert (zones["bet:2"].status, zones["bet:2"].amount) == ("ok", 400), zones["bet:2"]
     assert (zones["bet:1"].status, zones["bet:1"].amount) == ("ok", 0), zones["bet:1"]  # the line crosses it
-    blind = vision.Counter(dataclasses.replace(calib, empty=None), counter.models)  # an older calibration file
+    blind = vision.ChipCounter(dataclasses.replace(calib, empty=None), counter.models)  # an older calibration file
     zones = blind.count(render(scene, layout, camera, seed=3)).zones
     assert zones["bet:2"].status == "uncertain" and zones["bet:1"].status != "ok"
 
@@ -352,8 +352,8 @@ def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch
     assert all(zc.status != "ok" or zc.amount == truth for zc, truth in results), [
         (zc.amount, truth) for zc, truth in results if zc.status == "ok" and zc.amount != truth]
     assert sum(zc.status == "ok" for zc, _ in results) >= 5  # where felt shows over the top: counted
-    monkeypatch.setattr(vision.Counter, "_inlay_peaks", lambda *args: True)
-    monkeypatch.setattr(vision.Counter, "_sides", lambda *args: ((), False))
+    monkeypatch.setattr(vision.ChipCounter, "_inlay_peaks", lambda *args: True)
+    monkeypatch.setattr(vision.ChipCounter, "_sides", lambda *args: ((), False))
     blind = [(counter.count(frame).zones["bet:2"], truth) for frame, truth in shots]
     assert any(zc.status == "ok" and zc.amount != truth for zc, truth in blind)
 
@@ -421,8 +421,8 @@ def test_a_stack_standing_behind_another_of_another_colour_is_not_read_as_one_ta
         return [(zone, zc.chips) for frame, zone, amount in shots
                 for zc in [counter.count(frame).zones[zone]] if zc.status == "ok" and zc.amount != amount]
     assert wrong() == []
-    monkeypatch.setattr(vision.Counter, "_foreign_side", lambda *args: 0.0)
-    monkeypatch.setattr(vision.Counter, "_sides", lambda *args: ((), False))
+    monkeypatch.setattr(vision.ChipCounter, "_foreign_side", lambda *args: 0.0)
+    monkeypatch.setattr(vision.ChipCounter, "_sides", lambda *args: ((), False))
     assert wrong() == []  # without the side's colours: the front stack's face under the top rim
     monkeypatch.setattr(vision, "FACE_STEP", 10.0)
     assert len(wrong()) >= 2  # without either: one taller stack, confidently
@@ -449,8 +449,8 @@ def test_a_mixed_stack_is_the_sum_of_its_chips_read_on_its_side_or_uncertain(tab
         return out
     seen = read()
     assert seen["wrong"] <= 2 and seen["exact"] >= 5, seen
-    monkeypatch.setattr(vision.Counter, "_sides", lambda *args: ((), False))
-    monkeypatch.setattr(vision.Counter, "_under_base", lambda *args: 0.0)
+    monkeypatch.setattr(vision.ChipCounter, "_sides", lambda *args: ((), False))
+    monkeypatch.setattr(vision.ChipCounter, "_under_base", lambda *args: 0.0)
     assert read()["wrong"] >= 8  # without them: the top's colour times the height, or a chip missed
 
 
@@ -469,7 +469,7 @@ def test_a_stack_seen_beside_the_one_in_front_of_it_is_not_dropped(table, monkey
         return [(zone, zc.chips) for frame, zone, amount in shots
                 for zc in [counter.count(frame).zones[zone]] if zc.status == "ok" and zc.amount != amount]
     assert wrong() == []
-    monkeypatch.setattr(vision.Counter, "_beyond_outline", lambda *args: 0.0)
+    monkeypatch.setattr(vision.ChipCounter, "_beyond_outline", lambda *args: 0.0)
     assert len(wrong()) >= 4
     alone = counter.count(picture(table, [Stack(-260, 340, 2000, 12)], seed=1)).zones["bet:4"]
     assert alone.status == "ok" and alone.chips == ((2000, 12),)
@@ -487,7 +487,7 @@ def test_chips_near_the_felts_colour_but_found_are_learnt_and_counted(table):
     assert separation(models.chips[50], models.felt) < MIN_SEPARATION
     image = render(Scene((Stack(-430, -300, 50, 4), Stack(60, -150, 2000, 3)), colours=HOUSE_004, felt=beige),
                    layout, mount_camera(layout), seed=3)
-    result = vision.Counter(calib, models).count(image)
+    result = vision.ChipCounter(calib, models).count(image)
     assert [(result.zones[z].status, result.zones[z].amount) for z in ("bet:1", "pot")] == [("ok", 200), ("ok", 6000)]
 
 
@@ -526,7 +526,7 @@ def test_two_stacks_touching_side_by_side_are_each_counted(table, monkeypatch, s
 def test_a_shadow_on_the_felt_is_felt_not_an_arm(table, monkeypatch):
     """An arm's shadow (the felt at half its light) over an empty zone leaves it empty, not occluded;
     a stack in the shadow is never counted wrong. A shadow over the whole zone is also light moved on
-    it against the rest of the table (``Counter.light_apart``: 0.5): uncertain, not occluded."""
+    it against the rest of the table (``ChipCounter.light_apart``: 0.5): uncertain, not occluded."""
     layout, calib, _, counter = table
     image = picture(table, [Stack(-430, -300, 500, 3)], seed=4)
     zone = np.array(layout.zone("bet:1").polygon, np.float64)
@@ -538,12 +538,12 @@ def test_a_shadow_on_the_felt_is_felt_not_an_arm(table, monkeypatch):
     empty = (picture(table, [], seed=4) * (1 - 0.5 * shade[..., None])).astype(np.uint8)
     assert set(counter.light_apart(empty)) == {"bet:1"} and counter.count(empty).zones["bet:1"].status == "uncertain"
     monkeypatch.setattr(vision, "LIGHT_APART", 10.0)
-    counter = vision.Counter(calib, table[2])
+    counter = vision.ChipCounter(calib, table[2])
     assert (counter.count(empty).zones["bet:1"].status, counter.count(empty).zones["bet:1"].amount) == ("ok", 0)
     zc = counter.count(shadowed).zones["bet:1"]
     assert zc.status != "ok" or zc.amount == 1500  # the chips darker than the white patch says: never wrong
     monkeypatch.setattr(vision, "FELT_SHADE", 0.6)
-    assert vision.Counter(calib, table[2]).count(empty).zones["bet:1"].status == "occluded"  # before: an arm
+    assert vision.ChipCounter(calib, table[2]).count(empty).zones["bet:1"].status == "occluded"  # before: an arm
 
 
 def test_a_denomination_found_less_often_than_the_others_is_refused_without_an_empty_table_picture(table):
@@ -593,7 +593,7 @@ def test_a_denomination_that_looks_like_the_felt_is_never_counted_and_the_others
     assert models.hidden == (hidden,) and value in models.unsure and (value in models.chips) == (hidden[1] > 0)
     assert any(f"chips {value} ({hidden[1]} found)" in line and "never counted" in line
                for line in models.hidden_text())
-    counter, camera = vision.Counter(calib, models), mount_camera(layout)
+    counter, camera = vision.ChipCounter(calib, models), mount_camera(layout)
 
     def zone(stacks, name, seed):
         image = render(Scene(tuple(stacks), colours=HOUSE_004, felt=felt), layout, camera, seed=seed)
@@ -630,11 +630,11 @@ def test_models_keep_the_denominations_that_look_like_the_felt(red_felt, tmp_pat
     models.save(tmp_path / "chips.json")
     assert load_models(tmp_path / "chips.json").hidden == models.hidden == ((100, 3, 10),)
     with pytest.raises(ValueError, match="chips 100 look like the felt.*run calibrate table again on an empty table"):
-        vision.Counter(dataclasses.replace(calib, empty=None), models)
+        vision.ChipCounter(dataclasses.replace(calib, empty=None), models)
 
 
 def test_a_chip_under_the_top_apart_in_level_and_like_another_makes_the_stack_mixed(table):
-    """``Counter._level_apart``: one stack's chips under one light differ in level by its shading only. A
+    """``ChipCounter._level_apart``: one stack's chips under one light differ in level by its shading only. A
     red 100's side under a black 1000 (its level 0.3 or more apart in logarithm and 0.06 of the white patch,
     its side nearer the 100's) makes the stack mixed; the same chips a little shaded do not; a black
     chip's side lit 0.35 brighter in logarithm but by less than 0.06 of the patch does not (light added
@@ -662,20 +662,20 @@ def test_a_stack_found_mixed_whose_chips_all_read_as_its_top_is_uncertain(table,
     frame = picture(table, [Stack(60, -150, 2000, 3)], seed=1)
     plain = counter.count(frame).zones["pot"]
     assert plain.status == "ok" and plain.chips == ((2000, 3),)
-    monkeypatch.setattr(vision.Counter, "_level_apart", lambda *args: True)
+    monkeypatch.setattr(vision.ChipCounter, "_level_apart", lambda *args: True)
     found = counter.count(frame).zones["pot"]
     assert found.status == "uncertain" and found.stacks[0].layers == ()
 
 
 def test_the_chips_that_vouch_for_a_stack_topped_by_a_side_look_alike():
-    """``Counter._vouched``: every chip read as the top's denomination on its side, those under the top
+    """``ChipCounter._vouched``: every chip read as the top's denomination on its side, those under the top
     with ``MIN_CONFIDENCE`` (``SIDE_CONFIDENCE`` when the two sides look alike in logarithm of the level
     too) and the bottom one with ``VOUCHED_BOTTOM`` (the top's own confidence is its face's business); a
     chip read as another, or the top's side read as another with ``FOREIGN_CONFIDENCE``, does not vouch
     (weakly, it does: the top chip's row is blurred with its brighter face; cool-touching's six black
     1000s read their top as a 500 at 0.02-0.22)."""
-    assert vision.Counter._vouched([(1000, 1.0), (1000, 0.9), (500, 0.06)], 1000)
-    vouched = vision.Counter._vouched
+    assert vision.ChipCounter._vouched([(1000, 1.0), (1000, 0.9), (500, 0.06)], 1000)
+    vouched = vision.ChipCounter._vouched
     assert vouched([(200, 0.9), (200, 0.6), (200, 0.2)], 200)
     assert not vouched([(200, 0.9), (200, 0.6), (200, 0.2)], 200, level_alike=True)
     assert vouched([(200, 0.9), (200, 0.85), (200, 0.2)], 200, level_alike=True)
@@ -686,7 +686,7 @@ def test_the_chips_that_vouch_for_a_stack_topped_by_a_side_look_alike():
 
 
 def test_light_moved_on_one_zone_since_calibration_leaves_that_zone_uncertain(table):
-    """``Counter.light_apart``: the white patch and the colour card cancel a change of the whole light, not
+    """``ChipCounter.light_apart``: the white patch and the colour card cancel a change of the whole light, not
     a spot moved onto one zone or a lamp out over it. A zone whose felt is ``LIGHT_APART`` brighter or
     darker, against the other zones', than in the calibration pictures is uncertain (its chips' colours and
     edges were learnt in other light), and ``relit`` names it for the TD; the whole picture darker is not."""
@@ -714,7 +714,7 @@ def test_where_the_light_falls_is_saved_with_the_chip_models(table, tmp_path):
     data = json.loads((tmp_path / "chips.json").read_text())
     del data["felt_light"]  # a file written before: no light to compare, nothing left uncertain for it
     (tmp_path / "old.json").write_text(json.dumps(data))
-    older = vision.Counter(table[1], load_models(tmp_path / "old.json"))
+    older = vision.ChipCounter(table[1], load_models(tmp_path / "old.json"))
     assert older.light_apart(picture(table, seed=4)) == {}
 
 
@@ -768,7 +768,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_a_stack_is_uncertain(table,
     """From 400 mm up a stack hides the felt behind it, about four times its height: a single 50 touching
     twelve 2000s right behind them in the camera's line of sight shows nowhere in the picture, and the
     zone was read 24000 for 24050 with confidence. Where a chip could lie wholly hidden behind the zone's
-    stacks (``Counter._hidden_behind``: its outline inside theirs, its centre in the zone, clear of their
+    stacks (``ChipCounter._hidden_behind``: its outline inside theirs, its centre in the zone, clear of their
     footprints) the zone is uncertain, and says why (``ZoneCount.behind``: the dealer spreads the stacks).
     A stack at the back of its zone, or too short to hide a chip, is counted."""
     counter = table[3]
@@ -784,7 +784,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_a_stack_is_uncertain(table,
     hidden = picture(table, tall + [Stack(round(spot.x, 1), round(spot.y, 1), 50, 1)], seed=1)
     seen = counter.count(hidden).zones["bet:4"]
     assert seen.status == "uncertain" and seen.amount == 24000  # the 50 shows nowhere: read as before
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
     blind = counter.count(hidden).zones["bet:4"]
     assert blind.status == "ok" and blind.amount == 24000  # without the rule: 24000 for 24050, confidently
     monkeypatch.undo()

@@ -316,7 +316,7 @@ def _with_and_without(monkeypatch, rule, off, frames, calibration=None):
 
 def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_for_it(monkeypatch):
     """A stack topped by a denomination whose side looks like another's is counted when its chips vouch
-    for it (``Counter._vouched``): each read as the top's on its side, with ``MIN_CONFIDENCE`` (with a
+    for it (``ChipCounter._vouched``): each read as the top's on its side, with ``MIN_CONFIDENCE`` (with a
     linear level only: apart in logarithm) or ``SIDE_CONFIDENCE`` (alike both ways), the bottom one,
     blurred into the felt, with ``VOUCHED_BOTTOM``; and felt under its base (``VOUCHED_BASE``). dim-warm
     27.0 -> 42.7 % exact, none wrong (it was left uncertain). Each part is needed: cool-bright's frames
@@ -325,7 +325,7 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
     not seen under its base (with flicker-lens's calibration before its right camera's lens was fitted,
     the edges missed the 50 the same way)."""
     from firmware_host.vision import counter as vision
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)  # read as shown (a chip could hide
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)  # read as shown (a chip could hide
     warm = _figures(PHYSICAL / "dim-warm")  # behind 16 of these zone-frames' stacks: 27.0 % exact with that rule)
     assert warm["wrong_share"] == 0 and warm["exact_share"] >= 0.4, warm
     bright, take, other = PHYSICAL / "cool-bright", RETAKE / "cool-bright-111", RETAKE / "cool-bright-121"
@@ -337,14 +337,14 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
     monkeypatch.setattr(vision, "VOUCHED_BOTTOM", 0.8)
     monkeypatch.setattr(vision, "VOUCHED_BASE", 1.0)
     assert _figures(bright, other)["wrong_share"] > 0
-    monkeypatch.setattr(vision.Counter, "_vouched", staticmethod(lambda read, value, level_alike=False: False))
+    monkeypatch.setattr(vision.ChipCounter, "_vouched", staticmethod(lambda read, value, level_alike=False: False))
     assert _figures(PHYSICAL / "dim-warm")["exact_share"] < 0.3
 
 
 def test_spots_the_calibration_did_not_see_raise_relit_for_the_zones_they_light():
     """spots-green's frames (overhead spots) counted with cool-bright's calibration (even light): the
     colour card, lit like the rest, fits; but some zones' felt is 2.0 times as bright against the others'
-    as in the calibration pictures (``Counter.light_apart``): those zones are uncertain and ``relit``
+    as in the calibration pictures (``ChipCounter.light_apart``): those zones are uncertain and ``relit``
     names them for the TD (11.4 points of exact were read in light the chip models never saw; none was
     wrong, but the edge bias learnt in one light misreads heights in another: 4 green 200s read as 5 with
     spots-green's calibration on flicker-lens's frames). Calibrated under its own spots, no zone is apart
@@ -393,11 +393,11 @@ def test_a_stack_measured_off_its_blobs_base_is_not_counted(monkeypatch):
     the one before). A stack whose base moves more than ``BASE_MOVED`` chip widths from its blob's lowest
     point as its edges are measured is not that blob's stack: uncertain (the committed set's and the
     sessions' stacks move 14.5 mm at most, cool-bright's 26.4). A chip could lie wholly hidden behind that
-    stack too (``Counter._hidden_behind``): that rule alone also leaves the zone uncertain."""
+    stack too (``ChipCounter._hidden_behind``): that rule alone also leaves the zone uncertain."""
     from firmware_host.vision import counter as vision
     assert _with_and_without(monkeypatch, "BASE_MOVED", 10.0, RETAKE / "dim-warm-152")[1]["wrong_share"] == 0
     monkeypatch.undo()
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
     figures, without = _with_and_without(monkeypatch, "BASE_MOVED", 10.0, RETAKE / "dim-warm-152")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
     assert without["wrong_share"] > 0
@@ -422,11 +422,11 @@ def test_a_stack_whose_face_ends_under_a_lower_rim_than_its_top_is_not_counted(m
     brightness from side to face is 0.52-0.67 under the fifth chip's rim and 0.05-0.07 under the seventh's;
     ``FACE_STEP`` (0.3 or more under a lower rim, the top rim's under 0.4 of it) leaves the stack
     uncertain. No other count changes on the 66 evaluations and 80 held-out ones. A chip could lie wholly
-    hidden behind those stacks too (``Counter._hidden_behind``): that rule alone also leaves the zone uncertain."""
+    hidden behind those stacks too (``ChipCounter._hidden_behind``): that rule alone also leaves the zone uncertain."""
     from firmware_host.vision import counter as vision
     assert _with_and_without(monkeypatch, "FACE_STEP", 10.0, RETAKE / "cool-touching-201")[1]["wrong_share"] == 0
     monkeypatch.undo()
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
     figures, without = _with_and_without(monkeypatch, "FACE_STEP", 10.0, RETAKE / "cool-touching-201")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
     assert without["stable_wrong"] > 0 and without["exact_share"] == figures["exact_share"]
@@ -472,12 +472,12 @@ def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_
     zone-frames). A patch of another denomination's colour beyond a stack's outline of
     ``BEYOND_OTHER`` (0.08) chip footprints or more (the pink sliver: 0.11-0.15; plain stacks on the
     committed set at most 0.023, the renderer's 2 px blur 0.081) makes the stack, so the zone, uncertain.
-    A chip could lie wholly hidden behind those stacks too (``Counter._hidden_behind``): that rule alone also
+    A chip could lie wholly hidden behind those stacks too (``ChipCounter._hidden_behind``): that rule alone also
     leaves the zone uncertain."""
     from firmware_host.vision import counter as vision
     assert _with_and_without(monkeypatch, "BEYOND_OTHER", 1.0, RETAKE / "cool-touching-147")[1]["wrong_share"] == 0
     monkeypatch.undo()
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
     figures, blind = _with_and_without(monkeypatch, "BEYOND_OTHER", 1.0, RETAKE / "cool-touching-147")
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
     assert blind["wrong_share"] > 0.05 and blind["stable_wrong"] > 0, blind
@@ -522,12 +522,12 @@ def test_the_felts_level_is_bounded_about_each_zones_own_light():
     wrong; the renderer's felt-beige 93.8 -> 94.4 %, nothing else changed)."""
     import dataclasses
 
-    from firmware_host.vision.counter import Counter
+    from firmware_host.vision.counter import ChipCounter
     from firmware_host.vision.evaluation import calibrate_cameras, read_picture
     spots = load_set(PHYSICAL / "spots-green")
     counter = calibrate_cameras(spots)["left"].counter
     assert counter is not None and counter.models.felt_light["bet:6"] > 1.6
-    one_bound = Counter(counter.calib, dataclasses.replace(counter.models, felt_light={}))
+    one_bound = ChipCounter(counter.calib, dataclasses.replace(counter.models, felt_light={}))
     frames = [f for f in spots.frames if f.camera == "left" and not f.zones["bet:6"].covered]
     assert len(frames) >= 8 and all(f.zones["bet:6"].amount == 0 for f in frames)
     for frame in frames:
@@ -541,13 +541,13 @@ def test_a_chip_wholly_hidden_behind_a_stack_leaves_its_zone_uncertain(monkeypat
     """cool-burgundy-201 (left camera), rendered as a held-out take: in bet:5 a single 500 touches a stack of
     five 50s exactly behind it in the camera's line of sight (2.5 degrees off, its top 2 mm under the line
     over the 50s): no pixel shows it, and the zone read 250 for 750 with confidence in 9 of 10 frames.
-    Where a chip could lie wholly hidden behind a zone's stacks (``Counter._hidden_behind``) the zone is
+    Where a chip could lie wholly hidden behind a zone's stacks (``ChipCounter._hidden_behind``) the zone is
     uncertain: none wrong, and nothing else on the take is lost (the zones it leaves uncertain here are
     those 9)."""
     from firmware_host.vision import counter as vision
     figures = _figures(RETAKE / "cool-burgundy-201")
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0 and figures["behind_share"] > 0.2, figures
-    monkeypatch.setattr(vision.Counter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
     blind = _figures(RETAKE / "cool-burgundy-201")
     assert blind["wrong_share"] >= figures["behind_share"] - 0.03 and blind["stable_wrong"] > 0, blind
     assert blind["exact_share"] == figures["exact_share"]

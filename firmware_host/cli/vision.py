@@ -194,7 +194,7 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
               + ", ".join(f"{a} and {b} ({sep:.1f})" for a, b, sep in models.side_alike))
     print("colour card: " + ("seen: each frame's colours are corrected to this light on it" if models.card
                              else f"not used ({models.card_note}): the white patch alone normalises the light"))
-    counter = vision.Counter(calib, models)
+    counter = vision.ChipCounter(calib, models)
     sheet = []
     for value, image in sorted(images.items()):
         picture = draw_calibration(image, calib)

@@ -1,12 +1,12 @@
 """Chip counting per betting zone and the card areas, one frame at a time; the chip calibration.
 
-Functional core: :meth:`Counter.count` takes a frame (and the previous one, for
+Functional core: :meth:`ChipCounter.count` takes a frame (and the previous one, for
 motion) and returns what each zone holds in that frame; ``vision.stability``
 turns per-frame counts into :class:`ChipsInZone` observations only once a
 zone has held the same stacks for N frames with no motion; ``vision.health``
 turns frame arrival into :class:`DeviceFault` observations. Time is always
 passed in. :func:`learn_chips` learns the chips' colours through the counter's
-public hooks (``count(..., collect=...)``, :meth:`Counter.inlay_contrast`).
+public hooks (``count(..., collect=...)``, :meth:`ChipCounter.inlay_contrast`).
 
 Per zone, only its region of interest is read: light normalised against the
 white reference patch, pixels unlike the felt grouped into blobs; a blob of
@@ -41,7 +41,7 @@ _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
 _RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
                          np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
 
-__all__ = ["WHY", "CardSeen", "Counter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
+__all__ = ["WHY", "CardSeen", "ChipCounter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
            "learn_chips"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
@@ -213,10 +213,10 @@ class FrameResult:
 
 
 # a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
-# from that colour to the chip's top face (card 0, chip 1); see Counter._card_contrast
+# from that colour to the chip's top face (card 0, chip 1); see ChipCounter._card_contrast
 _CardContrast = tuple[np.ndarray, np.ndarray, np.ndarray]
 # a stack's measured columns (crop), their silhouette heights (px) and bottom rows, whether each top
-# is near a card and clear of it (None without a card); see Counter._column_spans
+# is near a card and clear of it (None without a card); see ChipCounter._column_spans
 _ColumnSpans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
@@ -231,7 +231,7 @@ class _Roi:
     cards: dict[str, np.ndarray] = field(default_factory=dict)  # chip zones: card area -> its pixels (flat) in the ROI
 
 
-class Counter:
+class ChipCounter:
     """Counts the chips of every zone of one calibrated table (precomputes each zone's ROI)."""
 
     def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
@@ -1659,7 +1659,7 @@ def count_confidence(est: float, sigma: float) -> float:
 
 def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = None) -> ColourModel:
     """The felt's colour model from *frame*'s chip zones (or *zone*), mostly bare felt (robust to a few chips)."""
-    counter = Counter(calib, ChipModels({}, ColourModel((0.25, 0.6, 0.25), (1, 1, 1))))
+    counter = ChipCounter(calib, ChipModels({}, ColourModel((0.25, 0.6, 0.25), (1, 1, 1))))
     rois = [r for r in counter.rois if (r.zone.name == zone if zone else r.zone.kind in ("bet", "pot"))]
     if not rois:
         raise ValueError(f"camera {calib.layout.camera} counts no zone {zone!r}" if zone else
@@ -1673,7 +1673,7 @@ def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = No
 
 def top_faces(calib: TableCalibration, frame: np.ndarray, felt: ColourModel) -> list[StackSeen]:
     """The stacks found in every chip zone before any colour model: what chip calibration learns from."""
-    result = Counter(calib, ChipModels({}, felt)).count(frame)
+    result = ChipCounter(calib, ChipModels({}, felt)).count(frame)
     return [s for zc in result.zones.values() for s in zc.stacks]
 
 
@@ -1685,14 +1685,14 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     in (``chips.edge_direction``, from its chips' pixels) and calibrate the edge bias: a
     single chip's silhouette, measured as a stack's is, should be exactly one chip's
     geometry; the median excess is subtracted from every stack. They also measure how much
-    brighter each denomination's centre (its inlay) is than its face (``Counter.inlay_contrast``).
+    brighter each denomination's centre (its inlay) is than its face (``ChipCounter.inlay_contrast``).
     A denomination whose chips are found less often than ``VISIBLE_SHARE`` of the best-found one's,
     or never, looks like the felt: it is kept as ``hidden`` (never counted; the counter checks each
     zone against the empty table's picture, so the table calibration must hold one).
     """
     from calibration.chips import edge_direction, learn
     felt = felt_model(calib, shows[min(shows)], zone)
-    finder = Counter(calib, ChipModels({}, felt))
+    finder = ChipCounter(calib, ChipModels({}, felt))
     seen, pixels = {}, {}
     for v, img in shows.items():
         collected: list[np.ndarray] = []
@@ -1713,7 +1713,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     samples = {v: np.array([s.colour for s in stacks]).reshape(-1, 3) for v, stacks in seen.items() if stacks}
     directions = {v: edge_direction(p, felt) for v, p in pixels.items() if len(p) > 10}
     models = learn(samples, felt, None, directions, seen=visible)
-    counter = Counter(calib, models)
+    counter = ChipCounter(calib, models)
     excess, inlay, side, on_print = {}, {}, {}, {}
     for v, img in shows.items():
         if not found[v]:
@@ -1739,7 +1739,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
                                hidden=hidden)
 
 
-def colour_card(finder: Counter, pictures: list[np.ndarray]) -> tuple[CardReference | None, str]:
+def colour_card(finder: ChipCounter, pictures: list[np.ndarray]) -> tuple[CardReference | None, str]:
     """The camera's colour card as the calibration *pictures* show it (their mean), or None and why
     not: no card in the layout, a patch covered, or patches unlike the printed card
     (:func:`vision.colour.card_seen`). Without it the counter normalises by the white patch alone."""

@@ -32,7 +32,7 @@ from calibration.geometry import Layout, load_layout
 from firmware_host.configfile import ConfigError
 
 if TYPE_CHECKING:
-    from firmware_host.vision.counter import Counter, StackSeen
+    from firmware_host.vision.counter import ChipCounter, StackSeen
 
 __all__ = ["FORMAT", "Calibrated", "CameraPictures", "EvalSet", "EvalSetError", "FrameLabel", "Tally", "ZoneTruth",
            "calibrate_camera", "calibrate_cameras", "evaluate", "load_calibration_block", "load_set",
@@ -323,7 +323,7 @@ class Calibrated:
     """A camera calibrated from its pictures, or why not (then its frames are unreadable)."""
 
     camera: str
-    counter: Counter | None
+    counter: ChipCounter | None
     note: str
     figures: dict[str, Any] = field(default_factory=dict)
 
@@ -332,7 +332,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     """``calibrate table`` then ``calibrate chips`` on a camera's pictures, as an installer runs them;
     a refusal is kept as the reason, not raised."""
     from calibration.geometry import CalibrationError, calibrate_table
-    from firmware_host.vision.counter import PRINT_CLEAN, Counter, learn_chips
+    from firmware_host.vision.counter import PRINT_CLEAN, ChipCounter, learn_chips
     try:
         calib = calibrate_table([read_picture(p) for p in pictures.table], layout, name)
     except CalibrationError as exc:
@@ -369,7 +369,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     if figures["left_out"]:
         note += ", chips left out of the colour models: " + ", ".join(
             f"{n} of {v}" for v, n in figures["left_out"].items())
-    return Calibrated(name, Counter(calib, models), note, figures)
+    return Calibrated(name, ChipCounter(calib, models), note, figures)
 
 
 def calibrate_cameras(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = None,

@@ -16,7 +16,7 @@ from calibration.chips import ChipModels, load_models
 from calibration.geometry import TableCalibration, load_calibration
 from drivers.camera import Camera
 from firmware_host.observations import Observation
-from firmware_host.vision.counter import WHY, Counter
+from firmware_host.vision.counter import WHY, ChipCounter
 from firmware_host.vision.faceup import FaceUp
 from firmware_host.vision.health import CameraHealth
 from firmware_host.vision.stability import Stability
@@ -37,7 +37,7 @@ def load_camera_calibration(table: str | Path, chips: str | Path) -> tuple[Table
         models = load_models(chips)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{chips}: not a usable chip calibration: {exc}") from None
-    if models.hidden and calib.empty is None:  # the zones are checked against it (Counter._unseen)
+    if models.hidden and calib.empty is None:  # the zones are checked against it (ChipCounter._unseen)
         raise ValueError(f"{chips}: chips {', '.join(str(v) for v, _, _ in models.hidden)} look like the felt, and "
                          f"{table} holds no picture of the empty table to check the zones against: run calibrate "
                          "table again on an empty table")
@@ -52,7 +52,7 @@ class CameraFeed:
         self.name, self.camera, self.calib, self.models = name, camera, calib, models
         self.on_frame: Callable[[float, np.ndarray], None] | None = None  # a recorder's hook: each frame, its time
         self.missed = 0  # ticks in a row without a frame
-        self.counter = Counter(calib, models)
+        self.counter = ChipCounter(calib, models)
         self.stability = Stability(frames)
         self.face_up = FaceUp(frames)
         self.health = CameraHealth(self.counter)

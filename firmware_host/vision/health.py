@@ -6,7 +6,7 @@ import numpy as np
 
 from calibration.geometry import pose_error
 from firmware_host.observations import DeviceFault, DeviceRecovered, Observation
-from firmware_host.vision.counter import SATURATED, Counter
+from firmware_host.vision.counter import SATURATED, ChipCounter
 
 
 class CameraHealth:
@@ -22,7 +22,7 @@ class CameraHealth:
     in place clears it. Counts from a moved camera cannot be trusted: see :class:`CameraFeed`.
     """
 
-    def __init__(self, counter: Counter, timeout: float = 1.0, frozen: int = 5, focus: float | None = None,
+    def __init__(self, counter: ChipCounter, timeout: float = 1.0, frozen: int = 5, focus: float | None = None,
                  min_light: float = 40.0, persist: int = 5, pose_every: float = 5.0, moved_px: float = 3.0) -> None:
         self.counter, self.timeout, self.frozen, self.min_light = counter, timeout, frozen, min_light
         self.focus, self.persist = focus, persist  # light and focus faults: over *persist* frames in a row
