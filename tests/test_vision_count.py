@@ -726,7 +726,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_unce
     the tall stack's silhouette over bet:2 makes it uncertain already, ``edge``: this check does not rest
     on that.)"""
     counter = table[3]
-    cam = counter.cam_xy
+    cam = counter.geo.cam_xy
     for chips, hides in ((20, True), (19, True), (16, False)):
         tall = vision.StackSeen(-495.0, -244.0, 2000, chips, 1.0)
         ok = vision.ZoneStatus.OK
@@ -778,7 +778,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_a_stack_is_uncertain(table,
     assert alone.why == ("behind",) and [s.why for s in alone.stacks] == ["", "behind"], alone
     spot = next(s for s in alone.stacks if s.count == 0)
     zone = next(z for z in table[0].zones if z.name == "bet:4")
-    cam = counter.cam_xy
+    cam = counter.geo.cam_xy
     assert zone.inside(spot.x, spot.y) >= 0 and math.hypot(spot.x - cam[0], spot.y - cam[1]) > math.hypot(
         -260 - cam[0], 340 - cam[1]) + counter.r  # behind the stack, in the zone
     hidden = picture(table, tall + [Stack(round(spot.x, 1), round(spot.y, 1), 50, 1)], seed=1)

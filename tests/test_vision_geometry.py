@@ -136,3 +136,26 @@ def test_markers_are_found_in_a_dim_warm_picture_through_equalisation():
     assert ids is None or len(ids) < 3
     assert len(detect_markers(picture, layout)) == 5
     assert calibrate_table(picture, layout).rms_px < 2.0
+
+
+def test_a_stacks_projection_finds_its_base_again_and_its_shadow_where_a_chip_hides():
+    """``StackProjection`` (the counter's geometry, on the committed right camera's calibration): a stack's
+    base found from the pixel of its base's lowest point is where it stands; its chips' rims climb the
+    picture a chip at a time; the line from the camera over a stack's top meets the felt at its shadow's
+    end (similar triangles, checked by projecting that point: it lies on the stack's top rim's far side)."""
+    from firmware_host.vision.projection import StackProjection
+    layout = load_layout(LAYOUT)
+    geo = StackProjection(calibrate_table(cv2.imread(f"{DATA}/table_right.jpg"), layout, "right"))
+    for x, y in ((-495.0, -244.0), (-260.0, 340.0), (-100.0, -150.0)):
+        u, v = geo.base_pixel((x, y))
+        assert np.allclose(geo.base(u, v), (x, y), atol=0.05)
+        assert np.allclose(geo.rough_base(u, v), (x, y), atol=3.0)  # a chip's radius beyond the felt's pixel
+        cols, rims = geo.rims(x, y, 5)
+        steps = -np.diff(rims, axis=0)  # rows a chip climbs, bottom to top, per middle column
+        assert rims.shape == (6, len(cols)) and (steps > 2.0).all() and (steps < 5.0).all()
+        d = np.hypot(x - geo.cam_xy[0], y - geo.cam_xy[1])
+        far = np.array([x, y]) + (np.array([x, y]) - geo.cam_xy) / d * (geo.r + geo.shadow(x, y, 12))
+        on_felt = geo.cam.project(np.array([[*far, 0.0]]))[0]  # the shadow's end, seen from the camera...
+        rim = np.array([x, y]) + (np.array([x, y]) - geo.cam_xy) / d * geo.r
+        top = geo.cam.project(np.array([[*rim, 12 * geo.t]]))[0]  # ...is where the top's far rim is seen
+        assert np.allclose(on_felt, top, atol=0.05)

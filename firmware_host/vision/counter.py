@@ -35,11 +35,7 @@ from calibration.chips import ChipModels, ColourModel, features, side_features
 from calibration.geometry import TableCalibration, Zone
 from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
-
-_DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
-                          np.sin(np.linspace(0, 2 * np.pi, 96, endpoint=False))])
-_RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
-                         np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
+from firmware_host.vision.projection import StackProjection
 
 __all__ = ["WHY", "CardSeen", "ChipCounter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
            "learn_chips"]
@@ -241,10 +237,8 @@ class ChipCounter:
         self._side_unsure = frozenset(v for a, b, _ in models.side_alike for v in (a, b))
         # those whose side looks like another's in logarithm of the level too: only chips read with confidence vouch
         self._level_unsure = frozenset(v for a, b, _ in models.level_alike for v in (a, b))
+        self.geo = StackProjection(calib)  # where stacks lie in the picture
         self.cam = calib.camera
-        self.H_inv = np.linalg.inv(self.cam.homography())
-        position = self.cam.position()
-        self.cam_xy, self._cam_z = position[:2], float(position[2])
         lay = calib.layout
         self.r, self.t = lay.chip_diameter / 2, lay.chip_thickness
         w, h = calib.image_size
@@ -284,10 +278,6 @@ class ChipCounter:
         self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame
         self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
         self.felt = models.felt
-        self._P = self.cam.K @ np.hstack([self.cam.R, self.cam.tvec.reshape(3, 1)])
-        # a chip's circle, relative to its centre, in homogeneous image coordinates (3 x N)
-        self._ring_shape = self.r * (np.outer(self._P[:, 0], _RING[:, 0]) + np.outer(self._P[:, 1], _RING[:, 1]))
-        self._dense_shape = self.r * (np.outer(self._P[:, 0], _DENSE[:, 0]) + np.outer(self._P[:, 1], _DENSE[:, 1]))
         cb, cg, v = models.felt.mean
         felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
         B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
@@ -377,7 +367,7 @@ class ChipCounter:
         changed = cv2.morphologyEx(over, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         outline = np.zeros_like(changed)
         for s in stacks:
-            rings = np.vstack([self._ring(s.x, s.y, 0.0), self._ring(s.x, s.y, max(s.count, 1) * self.t)])
+            rings = np.vstack([self.geo.ring(s.x, s.y, 0.0), self.geo.ring(s.x, s.y, max(s.count, 1) * self.t)])
             cv2.fillConvexPoly(outline, cv2.convexHull(np.round((rings - (roi.x0, roi.y0)) / 2).astype(np.int32)), 1)
         outline = cv2.dilate(outline, np.ones((UNSEEN_MARGIN, UNSEEN_MARGIN), np.uint8))
         left = changed.astype(bool) & ~outline.astype(bool) & mask
@@ -388,7 +378,7 @@ class ChipCounter:
             return None
         k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
         x, y = 2 * centres[k]
-        width = self.calib.chip_diameter_px(*self._rough_base(roi.x0 + x, roi.y0 + y))
+        width = self.calib.chip_diameter_px(*self.geo.rough_base(roi.x0 + x, roi.y0 + y))
         return (float(x), float(y)) if 4 * stats[k, cv2.CC_STAT_AREA] >= UNSEEN * width ** 2 else None
 
     def _hidden_behind(self, roi: _Roi, stacks: Sequence[StackSeen]) -> tuple[float, float] | None:
@@ -402,13 +392,13 @@ class ChipCounter:
         if not counted:
             return None
         at = np.array([(s.x, s.y) for s in counted])
-        far = np.linalg.norm(at - self.cam_xy, axis=1)
+        far = np.linalg.norm(at - self.geo.cam_xy, axis=1)
         heights = np.array([s.count for s in counted]) * self.t
 
         def over(top: np.ndarray, behind: float) -> np.ndarray:
             """Whether the line from the camera over each stack's top passes over a point *behind* mm
             further on and *top* mm lower than that top."""
-            return top * (far + self.r) >= behind * np.maximum(self._cam_z - heights, 1.0)
+            return top * (far + self.r) >= behind * np.maximum(self.geo.cam_z - heights, 1.0)
 
         def clear(spots: np.ndarray) -> np.ndarray:  # clear of every stack's footprint
             return np.linalg.norm(spots[:, None, :] - at[None, :, :], axis=2).min(1) >= 2 * self.r - HIDDEN_SLACK
@@ -422,12 +412,12 @@ class ChipCounter:
         # right behind a stack, touching it, in the vertical plane through the camera: hidden by that stack alone
         # when the line over its top passes over the chip's (the chip looks smaller; its top's ends may show
         # by a pixel, as a chip 4-8 mm aside goes unseen: taken as hidden)
-        ahead = at + 2 * self.r * (at - self.cam_xy) / far[:, None]
+        ahead = at + 2 * self.r * (at - self.geo.cam_xy) / far[:, None]
         for i in order[(over(heights - self.t, 2 * self.r) & clear(ahead))[order]]:
             if roi.zone.inside(*ahead[i]) >= 0:
                 return float(ahead[i, 0]), float(ahead[i, 1])
         # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs
-        outlines = [cv2.convexHull(np.round(np.vstack([self._ring(s.x, s.y, 0.0), self._ring(s.x, s.y, h)])
+        outlines = [cv2.convexHull(np.round(np.vstack([self.geo.ring(s.x, s.y, 0.0), self.geo.ring(s.x, s.y, h)])
                                             - (roi.x0, roi.y0)).astype(np.int32))
                     for s, h in zip(counted, heights)]
         for i in order[can[order]]:
@@ -439,35 +429,25 @@ class ChipCounter:
             union = np.zeros((y1 - y0, x1 - x0), np.uint8)
             for o in front:
                 cv2.fillConvexPoly(union, o - (x0, y0), 1)
-            kernel, anchor = self._chip_kernel(ahead[i])
+            kernel, anchor = self.geo.chip_kernel(ahead[i])
             v, u = np.nonzero(cv2.erode(union, kernel, anchor=anchor, borderValue=0).astype(bool)
                               & roi.mask[y0:y1, x0:x1])  # the centres of chips the stacks cover whole
             if not len(u):
                 continue
             px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
-            spots = cv2.perspectiveTransform(self.cam.undistort(px).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
-            k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - self.cam_xy, axis=1) > far[i]))
+            spots = cv2.perspectiveTransform(self.cam.undistort(px).reshape(-1, 1, 2), self.geo.H_inv).reshape(-1, 2)
+            k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - self.geo.cam_xy, axis=1) > far[i]))
             if len(k):  # the nearest such spot to the stack
                 spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
                 return float(spot[0]), float(spot[1])
         return None
-
-    def _chip_kernel(self, at: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
-        """One chip lying at *at* (mm) as the picture shows it: its outline filled (an erosion kernel)
-        and the pixel of its centre on the felt in it (the kernel's anchor)."""
-        centre = self.cam.project(np.array([[at[0], at[1], 0.0]]))[0]
-        chip = np.vstack([self._ring(at[0], at[1], 0.0), self._ring(at[0], at[1], self.t)]) - centre
-        lo = np.floor(chip.min(0)).astype(int)
-        kernel = np.zeros(tuple(np.ceil(chip.max(0)).astype(int) - lo + 1)[::-1], np.uint8)
-        cv2.fillConvexPoly(kernel, cv2.convexHull(np.round(chip - lo).astype(np.int32)), 1)
-        return kernel, (int(-lo[0]), int(-lo[1]))
 
     def near_print(self, stack: StackSeen) -> bool:
         """Whether the felt's print (seen in the empty table's picture) lies within 3 px of a single
         chip *stack*'s outline: its side's colour may hold the print's (chip calibration leaves it out)."""
         if self._printed is None:
             return False
-        rings = np.vstack([self._ring(stack.x, stack.y, 0.0), self._ring(stack.x, stack.y, self.t)])
+        rings = np.vstack([self.geo.ring(stack.x, stack.y, 0.0), self.geo.ring(stack.x, stack.y, self.t)])
         (x0, y0), (x1, y1) = np.floor(rings.min(0)).astype(int) - 4, np.ceil(rings.max(0)).astype(int) + 5
         h, w = self._printed.shape
         if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
@@ -604,90 +584,6 @@ class ChipCounter:
         return (float(mean.mean()) >= REFERENCE_MIN_LEVEL
                 and float((patch.std(0) / np.maximum(mean, 1.0)).max()) <= REFERENCE_MAX_SPREAD)
 
-    def _ring(self, x: float, y: float, z: float, shape: np.ndarray | None = None) -> np.ndarray:
-        """Image outline of a chip's circle centred at (x, y) at height z (N x 2)."""
-        shape = self._ring_shape if shape is None else shape
-        h = shape + (self._P[:, 0] * x + self._P[:, 1] * y + self._P[:, 2] * z + self._P[:, 3])[:, None]
-        outline: np.ndarray = (h[:2] / h[2]).T
-        return self.cam.distort(outline)
-
-    def _rings(self, x: float, y: float, heights: np.ndarray) -> np.ndarray:
-        """:meth:`_ring` at each of *heights* (mm) at once (heights x N x 2)."""
-        u, v = self._outlines(self._above(x, y, heights), self._ring_shape)
-        rings: np.ndarray = np.stack([u.T, v.T], axis=-1)
-        return rings
-
-    def _above(self, x: float, y: float, heights: np.ndarray) -> np.ndarray:
-        """The homogeneous image points (3 x heights) of the table points over (x, y) at *heights* (mm)."""
-        P = self._P
-        at: np.ndarray = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
-        return at
-
-    def _outlines(self, at: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Image columns and rows (points x circles) of a chip's circle (*shape*: ``_ring_shape`` or
-        ``_dense_shape``) centred at each of the homogeneous image points *at* (3 x circles), through the lens."""
-        h = shape[:, :, None] + at[:, None, :]
-        u, v = h[0] / h[2], h[1] / h[2]
-        if self.cam.distorted:
-            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
-        return u, v
-
-    def _rough_base(self, u: float, v: float) -> np.ndarray:
-        base: np.ndarray = self._rough_bases(np.array([[u, v]]))[0]
-        return base
-
-    def _rough_bases(self, uv: np.ndarray) -> np.ndarray:
-        """Rough centres (N x 2, mm) of stacks whose base's lowest point is at image pixels *uv* (N x 2):
-        the felt there, a chip's radius further from the camera."""
-        q = cv2.perspectiveTransform(self.cam.undistort(uv).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
-        d = q - self.cam_xy
-        bases: np.ndarray = q + d / np.linalg.norm(d, axis=1, keepdims=True) * self.r
-        return bases
-
-    def _base(self, u: float, v: float, rough: np.ndarray | None = None) -> tuple[float, float]:
-        """The stack centre (mm) whose base outline is centred on column *u* with its lowest point at row *v*
-        (from its *rough* base when already taken)."""
-        c = self._rough_base(u, v) if rough is None else rough
-        target = np.array([u, v])
-        g = self._base_pixels(c + np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))  # and 1 mm along x and y
-        g0, J = g[0], (g[1:] - g[0]).T
-        J_inv = np.linalg.inv(J)
-        for _ in range(2):  # Newton steps on (centre column, lowest row) of the projected base
-            c = c + J_inv @ (target - g0)
-            g0 = self._base_pixel(c)
-        return float(c[0]), float(c[1])
-
-    def _boundary(self, x: float, y: float, z: float, cols: np.ndarray, upper: bool) -> np.ndarray:
-        """Rows of the upper (or lower) outline of the circle at height z, at image columns *cols*."""
-        rows: np.ndarray = self._boundaries(x, y, np.array([z]), cols, upper)[0]
-        return rows
-
-    def _boundaries(self, x: float, y: float, heights: np.ndarray, cols: np.ndarray, upper: bool,
-                    beyond: float | None = None) -> np.ndarray:
-        """Rows of the upper (or lower) outlines of a chip's circles centred at (x, y) at each of
-        *heights* (mm), at image columns *cols* (heights x columns; *beyond* an outline's ends, or its
-        end's row without it). Every circle projected at once."""
-        u, v = self._outlines(self._above(x, y, heights), self._dense_shape)
-        u, v = u.T.copy(), v.T.copy()  # heights x points: each outline's points together
-        half = v < v.mean(1)[:, None] if upper else v >= v.mean(1)[:, None]
-        rows = np.empty((len(heights), len(cols)))
-        for k, (hu, hv) in enumerate(zip(u, v)):
-            hu, hv = hu[half[k]], hv[half[k]]
-            order = np.argsort(hu)
-            rows[k] = np.interp(cols, hu[order], hv[order], left=beyond, right=beyond)
-        return rows
-
-    def _predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int, bottom: np.ndarray) -> np.ndarray:
-        """Silhouette height at each of *cols* of a stack of 0..*most* chips at (x, y) (*most* + 1 x columns;
-        *bottom*: its base's lower outline at *cols*).
-
-        The silhouette's top at a column is the highest outline of any layer there
-        (a leaning stack in the oblique view shows a lower layer's rim beside the top).
-        """
-        tops = self._boundaries(x, y, np.arange(max(most, 1) + 1) * self.t, cols, upper=True, beyond=np.inf)
-        spans: np.ndarray = bottom - np.minimum.accumulate(tops, axis=0)
-        return spans
-
     def _column_spans(self, crop: np.ndarray, origin: tuple[int, int], x: float, y: float, felt: np.ndarray, z: float,
                       white: np.ndarray | None = None, direction: np.ndarray | None = None,
                       not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
@@ -712,7 +608,8 @@ class ChipCounter:
         alone). Also returns, per column, whether its top is near a card (None without *card*)
         and whether the chip stands clear of it there (a step of over 0.6).
         """
-        base, top, near_top, first = self._rings(x, y, np.array([0.0, self.t * self.calib.layout.max_stack, z, self.t]))
+        heights = np.array([0.0, self.t * self.calib.layout.max_stack, z, self.t])
+        base, top, near_top, first = self.geo.rings(x, y, heights)
         base, top, near_top = base - origin, top - origin, near_top - origin
         u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
         cols = np.arange(int(np.ceil(u0 + COLUMN_MARGIN * (u1 - u0))),
@@ -801,7 +698,7 @@ class ChipCounter:
         scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
         centre, face = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
         for k, n in enumerate(counts):
-            rings = [self._ring(x, y, n * self.t, self._ring_shape * f) - origin for f in (0.36, 0.55, 0.75)]
+            rings = [self.geo.ring(x, y, n * self.t, self.geo.ring_shape * f) - origin for f in (0.36, 0.55, 0.75)]
             x0, y0 = np.floor(rings[2].min(0)).astype(int) - 1
             x1, y1 = np.ceil(rings[2].max(0)).astype(int) + 2
             if x0 < 0 or y0 < 0 or x1 > crop.shape[1] or y1 > crop.shape[0]:
@@ -817,13 +714,6 @@ class ChipCounter:
                 centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
         return centre, face
 
-    def _rims(self, x: float, y: float, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """The middle half of a stack's columns at (x, y) and the rows of its layers' front rims there
-        (heights 0 to *count* chips: count + 1 x columns): where its side is read and its face's step."""
-        cols = self._middle_columns(x, y)
-        rims = self._boundaries(x, y, np.arange(count + 1) * self.t, cols, upper=False)
-        return cols, rims
-
     @staticmethod
     def _sample(crop: np.ndarray, origin: tuple[int, int], cols: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """*crop*'s BGR at image columns *cols* and rows *rows* (... x columns, between pixels), as float;
@@ -838,16 +728,9 @@ class ChipCounter:
         px: np.ndarray = cv2.remap(crop, grid, flat, cv2.INTER_LINEAR).astype(np.float32)
         return px.reshape(*rows.shape, -1)
 
-    def _middle_columns(self, x: float, y: float) -> np.ndarray:
-        """The image columns of the middle half of a stack's base at (x, y)."""
-        ring = self._ring(x, y, 0.0)
-        u0, u1 = float(ring[:, 0].min()), float(ring[:, 0].max())
-        cols: np.ndarray = np.arange(int(np.ceil(0.75 * u0 + 0.25 * u1)), int(np.floor(0.25 * u0 + 0.75 * u1)) + 1)
-        return cols
-
     def _under_base(self, crop: np.ndarray, origin: tuple[int, int], felt: np.ndarray, cols: np.ndarray,
                     rims: np.ndarray) -> float:
-        """The share of a stack's middle *cols* (and its layers' front *rims*: :meth:`_rims`) unlike the
+        """The share of a stack's middle *cols* (and its layers' front *rims*: ``geo.rims``) unlike the
         *felt* around it (BGR) ``UNDER_BASE`` of a chip under its base's front rim: felt there unless a chip
         under it was missed (a chip the felt test takes for lit felt, a green one on green felt, is still
         unlike the felt beside it)."""
@@ -864,7 +747,7 @@ class ChipCounter:
 
     def _face_lower(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, cols: np.ndarray,
                     rims: np.ndarray) -> bool:
-        """Whether a stack (its middle *cols* and layers' front *rims*: :meth:`_rims`) shows the step from
+        """Whether a stack (its middle *cols* and layers' front *rims*: ``geo.rims``) shows the step from
         side to face (brighter) under a lower rim than its top's: ``FACE_STEP`` or more there, and under
         ``FACE_STEP_SHARE`` of it under the top rim. Two stacks of one colour, one touching the other just
         behind it along the line of sight, make one silhouette whose top is the one behind's face, seen
@@ -883,7 +766,7 @@ class ChipCounter:
     def _side_bgr(self, crop: np.ndarray, origin: tuple[int, int], cols: np.ndarray, rims: np.ndarray,
                   shift: float = 0.0) -> np.ndarray | None:
         """Each chip's side colour (count x 3 BGR, bottom to top) of a stack (its middle *cols* and layers'
-        front *rims*: :meth:`_rims`): per chip, the median over those columns of the row midway between
+        front *rims*: ``geo.rims``): per chip, the median over those columns of the row midway between
         the front rims of its bottom and its top (*shift* chips up from there), sampled between pixels
         (a white edge spot covers few columns); None when out of the crop."""
         px = self._sample(crop, origin, cols, rims[:-1] + (rims[1:] - rims[:-1]) * (0.5 + shift))
@@ -895,12 +778,12 @@ class ChipCounter:
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
         """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
         calibration learns each denomination's side from."""
-        side = self._side_bgr(frame, (0, 0), *self._rims(stack.x, stack.y, 1))
+        side = self._side_bgr(frame, (0, 0), *self.geo.rims(stack.x, stack.y, 1))
         return None if side is None else side_features(side, self.white(frame))[0]
 
     def _sides(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, cols: np.ndarray,
                rims: np.ndarray, value: int) -> tuple[tuple[int, ...], bool]:
-        """A stack's chips (its middle *cols* and layers' front *rims*: :meth:`_rims`) read on its side:
+        """A stack's chips (its middle *cols* and layers' front *rims*: ``geo.rims``) read on its side:
         each chip's value bottom to top when every one is read with ``SIDE_CONFIDENCE``, none as a
         denomination whose side looks like another's (``ChipModels.side_alike``), the top one is the top
         face's *value* and one is not (a mixed stack), and whether a lower chip reads as another
@@ -1039,8 +922,8 @@ class ChipCounter:
                 count: int) -> tuple[np.ndarray, float]:
         """The pixels of a stack's blob beyond the outline of *count* chips stacked at (x, y) (widened
         by 2 px for the blur), and a chip's footprint on the felt there (px)."""
-        ring = self._ring(x, y, 0.0)
-        hull = cv2.convexHull(np.vstack([ring, self._ring(x, y, count * self.t)]).astype(np.float32)).reshape(-1, 2)
+        ring = self.geo.ring(x, y, 0.0)
+        hull = cv2.convexHull(np.vstack([ring, self.geo.ring(x, y, count * self.t)]).astype(np.float32)).reshape(-1, 2)
         out = hull - hull.mean(0)
         hull = hull + 2.0 * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6) - origin - at
         near = np.zeros(blob.shape, np.uint8)
@@ -1112,10 +995,10 @@ class ChipCounter:
         """
         top = 0.0
         if count >= 2:  # the base chip is where the stack is; the top chip may be off it
-            away = np.array([x, y]) - self.cam_xy
+            away = np.array([x, y]) - self.geo.cam_xy
             away *= STACK_OFFSET_MM * np.sqrt(count - 1) / max(float(np.linalg.norm(away)), 1e-6)  # a random walk
             z = count * self.t
-            moved = self._ring(x + away[0], y + away[1], z)[:, 1].min() - self._ring(x, y, z)[:, 1].min()
+            moved = self.geo.ring(x + away[0], y + away[1], z)[:, 1].min() - self.geo.ring(x, y, z)[:, 1].min()
             top = abs(float(moved)) / per_chip
         n = len(shape)
         r = shape - shape.mean()
@@ -1212,18 +1095,6 @@ class ChipCounter:
         colour: np.ndarray = np.median(features(pix, white), 0)
         return colour
 
-    def _base_pixel(self, c: np.ndarray | tuple[float, float]) -> np.ndarray:
-        ring = self._ring(c[0], c[1], 0.0)
-        return np.array([(ring[:, 0].min() + ring[:, 0].max()) / 2, ring[:, 1].max()])
-
-    def _base_pixels(self, centres: np.ndarray) -> np.ndarray:
-        """:meth:`_base_pixel` of each of *centres* (N x 2, mm) at once (N x 2)."""
-        P = self._P
-        u, v = self._outlines(P[:, 0][:, None] * centres[:, 0] + P[:, 1][:, None] * centres[:, 1] + P[:, 3][:, None],
-                              self._ring_shape)
-        pixels: np.ndarray = np.column_stack([(u.min(0) + u.max(0)) / 2, v.max(0)])
-        return pixels
-
     def not_felt(self, crop: np.ndarray, white: np.ndarray, zone: str | None = None) -> np.ndarray:
         """Pixels that are not felt: not the felt's colour at some light level plus some white glare (the
         level's bounds about *zone*'s felt level in the calibration pictures, where known)."""
@@ -1319,19 +1190,12 @@ class ChipCounter:
             if zone is None or zone.status != ZoneStatus.OK:
                 continue
             others = [s for name, stacks in standing.items() if name != roi.zone.name for s in stacks
-                      if -roi.zone.inside(s.x, s.y) <= self._shadow(s) + 3 * self.r]
+                      if -roi.zone.inside(s.x, s.y) <= self.geo.shadow(s.x, s.y, s.count) + 3 * self.r]
             spot = self._hidden_behind(roi, [s for s in zone.stacks if s.count > 0] + others)
             if spot is not None:
                 zones[roi.zone.name] = dataclasses.replace(
                     zone, status=ZoneStatus.UNCERTAIN, confidence=min(zone.confidence, 0.2), why=("behind",),
                     stacks=zone.stacks + (StackSeen(*spot, None, 0, 0.2, why="behind"),))
-
-    def _shadow(self, stack: StackSeen) -> float:
-        """How far (mm) behind a *stack* the line from the camera over its top meets the felt: no chip further
-        away than that and a diameter can lie hidden by it."""
-        height = stack.count * self.t
-        far = math.hypot(stack.x - self.cam_xy[0], stack.y - self.cam_xy[1])
-        return height * (far + self.r) / max(self._cam_z - height, 1.0)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
         area = inside.sum()
@@ -1359,7 +1223,7 @@ class ChipCounter:
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         n, labels, stats, _ = _components(fg)
         whole_labels = labels  # each blob's chip width at its bottom's middle, all at once
-        widths = self.calib.chip_diameters_px(self._rough_bases(
+        widths = self.calib.chip_diameters_px(self.geo.rough_bases(
             np.column_stack([roi.x0 + stats[1:, 0] + stats[1:, 2] / 2, roi.y0 + stats[1:, 1] + stats[1:, 3]])))
         h, w = fg.shape
         stacks, worst = [], 1.0
@@ -1373,7 +1237,7 @@ class ChipCounter:
                 continue  # a sliver cut off a blob
             u = roi.x0 + x + bw / 2
             width = (float(widths[i - 1]) if labels is whole_labels
-                     else self.calib.chip_diameter_px(*self._rough_base(u, roi.y0 + y + bh)))
+                     else self.calib.chip_diameter_px(*self.geo.rough_base(u, roi.y0 + y + bh)))
             if area < 12 or area < 0.1 * width * width:  # a speck: too small to measure
                 if whole and roi.mask[y + bh // 2, x + bw // 2]:
                     specks.append((x + bw / 2, y + bh / 2, float(area), width))
@@ -1414,10 +1278,10 @@ class ChipCounter:
                 work += [(sub, k, sub_stats[k], split, halved, True) for k in range(1, m)]
                 continue
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
-            rough = self._rough_base(u, roi.y0 + y + bh - 0.5)
+            rough = self.geo.rough_base(u, roi.y0 + y + bh - 0.5)
             if roi.zone.inside(*rough) < -EDGE_MM - BASE_REFINED and _over(blob, (x, y), roi) <= 0.2 * width * width:
                 continue  # another zone's, already from its rough base (the refined one is within BASE_REFINED)
-            cx, cy = self._base(u, roi.y0 + y + bh - 0.5, rough)
+            cx, cy = self.geo.base(u, roi.y0 + y + bh - 0.5, rough)
             inside = roi.zone.inside(cx, cy)
             if inside < -EDGE_MM and self._elsewhere(blob, (x, y), roi, cx, cy, width):
                 continue  # another zone's
@@ -1461,11 +1325,11 @@ class ChipCounter:
         unread = _unread(specks)
         if unread is not None:  # specks together as large as a chip's part: a chip seen only in pieces
             worst = min(worst, 0.2)
-            stacks.append(StackSeen(*self._base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2, why="specks"))
+            stacks.append(StackSeen(*self.geo.base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2, why="specks"))
         unseen = self._unseen(roi, crop, stacks, cut) if self._empty and worst >= MIN_CONFIDENCE else None
         if unseen is not None:  # a denomination that looks like the felt could lie there, unread
             worst = min(worst, 0.2)
-            stacks.append(StackSeen(*self._base(roi.x0 + unseen[0], roi.y0 + unseen[1]), None, 0, 0.2, why="unseen"))
+            stacks.append(StackSeen(*self.geo.base(roi.x0 + unseen[0], roi.y0 + unseen[1]), None, 0, 0.2, why="unseen"))
         counts: dict[int, int] = {}
         for s in stacks:
             for v in s.chips:
@@ -1482,7 +1346,7 @@ class ChipCounter:
                card_px: np.ndarray | None = None, standing: np.ndarray | None = None,
                collect: list[np.ndarray] | None = None) -> StackSeen:
         top_z = self.t * self.calib.layout.max_stack
-        ring0, ring1 = self._ring(cx, cy, 0.0), self._ring(cx, cy, self.t)
+        ring0, ring1 = self.geo.ring(cx, cy, 0.0), self.geo.ring(cx, cy, self.t)
         rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
         rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t  # mm, from the blob's rows
         z = float(np.clip(rough - 2 * self.t, 0, top_z))
@@ -1535,7 +1399,7 @@ class ChipCounter:
             if measured is None:
                 return StackSeen(cx, cy, None, 0, 0.0)
             cols, spans, bottoms, backed, clear = measured
-            base_rows = self._boundary(cx, cy, 0.0, cols + origin[0], upper=False)  # the base's lower outline
+            base_rows = self.geo.boundary(cx, cy, 0.0, cols + origin[0], upper=False)  # the base's lower outline
             shift = float((bottoms - base_rows + origin[1]).mean())
             if card:  # the split blob's rows miss its part on the card area: from the spans
                 span_px = max(span_px, int(np.ceil(float(_median(spans)))))
@@ -1559,8 +1423,8 @@ class ChipCounter:
             if attempt == 2 or (attempt == 1 and seen is None) or (abs(shift) < 0.4 and (attempt == 1 or seen is None)):
                 break  # a split stack is measured twice at least: its height, hence its columns, from the spans
             if abs(shift) >= 0.4:
-                u0, v0 = self._base_pixel((cx, cy))
-                cx, cy = self._base(u0, v0 + shift)
+                u0, v0 = self.geo.base_pixel((cx, cy))
+                cx, cy = self.geo.base(u0, v0 + shift)
         against = np.zeros(len(cols), bool)
         if seen is not None and backed is not None:  # per column: the top against the felt, or clear of a card
             # and the chip's colour (neither the felt's nor the card's) just under it: a top found on a
@@ -1574,7 +1438,7 @@ class ChipCounter:
             if keep.sum() < KEEP_SHARE * len(cols):
                 return StackSeen(cx, cy, None, 0, 0.0)
         most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
-        columns = self._predicted_spans(cx, cy, cols + origin[0], most, base_rows)  # 0..most chips
+        columns = self.geo.predicted_spans(cx, cy, cols + origin[0], most, base_rows)  # 0..most chips
         bias = self.models.bias(value)  # what the edges measure beyond the geometry (blur, optics)
 
         def height(keep: np.ndarray) -> tuple[float, float]:  # chips, from the mean span over the columns kept
@@ -1611,7 +1475,7 @@ class ChipCounter:
         if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
             sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
         stray = np.abs(shape[valid] - _median(shape[valid])).max() > STRAY_CHIPS * per_chip
-        middle, rims = self._rims(cx, cy, count)  # where the side is read and the face's step
+        middle, rims = self.geo.rims(cx, cy, count)  # where the side is read and the face's step
         layers, foreign = self._sides(crop, origin, white, middle, rims, value) if value is not None else ((), False)
         side = not layers and (foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep],
                                                              bottoms[keep], value, ell) >= FOREIGN_CHIPS * per_chip)
