@@ -10,6 +10,7 @@ from calibration.geometry import calibrate_table, load_layout
 from drivers.camera import open_device, open_replay
 from firmware_host.observations import DeviceFault, DeviceRecovered
 from firmware_host.vision import counter as vision
+from firmware_host.vision import hiding, results
 from firmware_host.vision.health import CameraHealth
 
 DATA = Path("tests/data/vision")
@@ -103,7 +104,7 @@ def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
 
 def test_a_feed_turns_the_clip_into_observations(health_counter, monkeypatch):
     """The clip's changes are in bet:4 (eight 50s) and the pot, where a chip could lie hidden behind the
-    stacks (``ChipCounter._hidden_behind``): held still, they are left to the dealer (``unsure``), never
+    stacks (``hiding.hidden_spot``): held still, they are left to the dealer (``unsure``), never
     reported; read as the picture shows them, they are reported once held for three frames."""
     from firmware_host.observations import ChipsInZone
     from firmware_host.vision.feed import CameraFeed, unsure
@@ -118,12 +119,12 @@ def test_a_feed_turns_the_clip_into_observations(health_counter, monkeypatch):
                 why.update(unsure([feed]))
         return asked, out, why
     asked, out, why = run()
-    assert "bet:4" in asked and why["bet:4"] == vision.WHY["behind"]  # the dealer is asked, and why
+    assert "bet:4" in asked and why["bet:4"] == results.WHY["behind"]  # the dealer is asked, and why
     assert not {o.zone for o in out if isinstance(o, ChipsInZone)} & {"bet:4", "pot"}
     faults = [o for o in out if isinstance(o, DeviceFault)]
     assert [f.fault for f in faults] == ["no-frames"]  # only once the clip has ended
     assert faults[0].t >= 100
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
     asked, out, _ = run()
     chips = [o for o in out if isinstance(o, ChipsInZone)]
     assert {o.zone for o in chips} == {"bet:4", "pot"} and all(o.t >= 0.2 for o in chips)  # three frames held

@@ -12,6 +12,7 @@ from calibration.geometry import calibrate_table, load_layout
 from firmware_host.observations import ChipsInZone
 from firmware_host.sim.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
 from firmware_host.vision import counter as vision
+from firmware_host.vision import hiding, results
 from firmware_host.vision.faceup import FaceUp
 from firmware_host.vision.stability import Stability
 
@@ -40,9 +41,9 @@ def picture(table, stacks=(), arms=(), cards=(), seed=0, noise=2.0, light=(1.0, 
 
 @pytest.fixture
 def seen_only(monkeypatch):
-    """The counter as if no chip could lie hidden behind a stack (``ChipCounter._hidden_behind`` off): for the
+    """The counter as if no chip could lie hidden behind a stack (``hiding.hidden_spot`` off): for the
     tests of a rule that reads what the picture shows, on stacks tall enough to hide a chip behind them."""
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
 
 
 FELT_LIKE_RED = (40, 45, 120)  # BGR: a felt the red 100 (40, 40, 200) hides on: 3 of its 10 chips found
@@ -160,8 +161,8 @@ def test_a_count_becomes_an_observation_after_n_still_frames(table):
 
 def test_stability_reports_a_change_once_and_only_when_still():
     def frame(stacks, motion=False, status="ok"):
-        seen = tuple(vision.StackSeen(x, y, v, round(h), 1.0, None, 0.0, h, 1.0) for x, y, v, h in stacks)
-        return vision.FrameResult({"bet:2": vision.ZoneCount("bet:2", status, 0, (), seen, 1.0, motion)}, {},
+        seen = tuple(results.StackSeen(x, y, v, round(h), 1.0, None, 0.0, h, 1.0) for x, y, v, h in stacks)
+        return results.FrameResult({"bet:2": results.ZoneCount("bet:2", status, 0, (), seen, 1.0, motion)}, {},
                                   (1, 1, 1))
     one = [(10, 20, 100, 1.1)]
     two = [(10, 20, 100, 0.9), (60, 20, 500, 3.1)]
@@ -195,8 +196,8 @@ def test_a_count_the_top_face_confirmed_in_every_frame_is_reported():
     """A height between two counts (1.7 chips, sigma 0.15) is reported only if every frame's top
     face centre confirmed the same count."""
     def frame(inlay):
-        seen = (vision.StackSeen(10, 20, 100, 2, 0.75, None, 0.0, 1.7, 1.0, 0.15, inlay),)
-        return vision.FrameResult({"bet:2": vision.ZoneCount("bet:2", "ok", 200, ((100, 2),), seen, 0.75, False)},
+        seen = (results.StackSeen(10, 20, 100, 2, 0.75, None, 0.0, 1.7, 1.0, 0.15, inlay),)
+        return results.FrameResult({"bet:2": results.ZoneCount("bet:2", "ok", 200, ((100, 2),), seen, 0.75, False)},
                                   {}, (1, 1, 1))
     s = Stability(frames=3)
     out = [o for t, inlay in enumerate((2, 2, 2)) for o in s.feed(t, frame(inlay))]
@@ -247,8 +248,8 @@ def test_a_mixed_stack_is_reported_chip_by_chip():
     before the reports used the chips read); chips read otherwise in one frame, or a height that no
     longer agrees with them, leave the zone uncertain."""
     def frame(layers, height=2.0):
-        seen = (vision.StackSeen(10, 20, 50, round(height), 1.0, None, 0.0, height, 1.0, 0.125, None, layers),)
-        return vision.FrameResult({"pot": vision.ZoneCount("pot", "ok", 550, ((500, 1), (50, 1)), seen, 1.0, False)},
+        seen = (results.StackSeen(10, 20, 50, round(height), 1.0, None, 0.0, height, 1.0, 0.125, None, layers),)
+        return results.FrameResult({"pot": results.ZoneCount("pot", "ok", 550, ((500, 1), (50, 1)), seen, 1.0, False)},
                                   {}, (1, 1, 1))
     s = Stability(frames=3)
     out = [o for t in range(3) for o in s.feed(t, frame((500, 50)))]
@@ -728,11 +729,11 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_unce
     counter = table[3]
     cam = counter.geo.cam_xy
     for chips, hides in ((20, True), (19, True), (16, False)):
-        tall = vision.StackSeen(-495.0, -244.0, 2000, chips, 1.0)
-        ok = vision.ZoneStatus.OK
-        zones = {"bet:1": vision.ZoneCount("bet:1", ok, 2000 * chips, ((2000, chips),), (tall,), 1.0, False),
-                 "bet:2": vision.ZoneCount("bet:2", ok, 0, (), (), 1.0, False)}
-        counter._behind(zones)
+        tall = results.StackSeen(-495.0, -244.0, 2000, chips, 1.0)
+        ok = results.ZoneStatus.OK
+        zones = {"bet:1": results.ZoneCount("bet:1", ok, 2000 * chips, ((2000, chips),), (tall,), 1.0, False),
+                 "bet:2": results.ZoneCount("bet:2", ok, 0, (), (), 1.0, False)}
+        hiding.behind(counter.geo, counter.rois, zones, counter.calib.layout.max_stack)
         assert zones["bet:1"].status == "ok", zones  # its own zone: nothing behind it there
         bet2 = zones["bet:2"]
         assert (bet2.status == "uncertain" and bet2.why == ("behind",)) == hides, (chips, bet2)
@@ -744,10 +745,10 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_unce
                 spot.x - cam[0], spot.y - cam[1]) > math.hypot(tall.x - cam[0], tall.y - cam[1]) + counter.r
     # a stack there whose height was not read could be as tall as a stack can be; a chip's pieces stand for none
     for why, hides in (("unmeasured", True), ("blob", True), ("specks", False)):
-        seen = vision.StackSeen(-495.0, -244.0, None, 0, 0.2, why=why)
-        zones = {"bet:1": vision.ZoneCount("bet:1", vision.ZoneStatus.UNCERTAIN, 0, (), (seen,), 0.2, False, (why,)),
-                 "bet:2": vision.ZoneCount("bet:2", vision.ZoneStatus.OK, 0, (), (), 1.0, False)}
-        counter._behind(zones)
+        seen = results.StackSeen(-495.0, -244.0, None, 0, 0.2, why=why)
+        zones = {"bet:1": results.ZoneCount("bet:1", results.ZoneStatus.UNCERTAIN, 0, (), (seen,), 0.2, False, (why,)),
+                 "bet:2": results.ZoneCount("bet:2", results.ZoneStatus.OK, 0, (), (), 1.0, False)}
+        hiding.behind(counter.geo, counter.rois, zones, counter.calib.layout.max_stack)
         assert (zones["bet:2"].why == ("behind",)) == hides, (why, zones["bet:2"])
 
 
@@ -768,7 +769,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_a_stack_is_uncertain(table,
     """From 400 mm up a stack hides the felt behind it, about four times its height: a single 50 touching
     twelve 2000s right behind them in the camera's line of sight shows nowhere in the picture, and the
     zone was read 24000 for 24050 with confidence. Where a chip could lie wholly hidden behind the zone's
-    stacks (``ChipCounter._hidden_behind``: its outline inside theirs, its centre in the zone, clear of their
+    stacks (``hiding.hidden_spot``: its outline inside theirs, its centre in the zone, clear of their
     footprints) the zone is uncertain, and says why (``ZoneCount.behind``: the dealer spreads the stacks).
     A stack at the back of its zone, or too short to hide a chip, is counted."""
     counter = table[3]
@@ -784,7 +785,7 @@ def test_a_zone_where_a_chip_could_lie_hidden_behind_a_stack_is_uncertain(table,
     hidden = picture(table, tall + [Stack(round(spot.x, 1), round(spot.y, 1), 50, 1)], seed=1)
     seen = counter.count(hidden).zones["bet:4"]
     assert seen.status == "uncertain" and seen.amount == 24000  # the 50 shows nowhere: read as before
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
     blind = counter.count(hidden).zones["bet:4"]
     assert blind.status == "ok" and blind.amount == 24000  # without the rule: 24000 for 24050, confidently
     monkeypatch.undo()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from firmware_host.vision import hiding
 from firmware_host.vision.evaluation import EvalSetError, load_set
 
 DATA = Path(__file__).parent / "data" / "vision"
@@ -159,8 +160,8 @@ def test_every_uncertain_zone_says_why():
     with confidence none; ``vision evaluate`` gives their shares per tag (``uncertain_why``). cool-bright
     (three-chip mixed stacks at 2.5-3 px a chip): its mixed stacks are uncertain mostly as their sides show
     chips of another denomination not read one by one."""
-    from firmware_host.vision.counter import WHY
     from firmware_host.vision.evaluation import calibrate_cameras, read_picture
+    from firmware_host.vision.results import WHY
     evalset = load_set(PHYSICAL / "cool-bright")
     counters = {name: c.counter for name, c in calibrate_cameras(evalset).items()}
     for frame in evalset.frames[::4]:
@@ -325,7 +326,7 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
     not seen under its base (with flicker-lens's calibration before its right camera's lens was fitted,
     the edges missed the 50 the same way)."""
     from firmware_host.vision import counter as vision
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)  # read as shown (a chip could hide
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)  # read as shown (a chip could hide
     warm = _figures(PHYSICAL / "dim-warm")  # behind 16 of these zone-frames' stacks: 27.0 % exact with that rule)
     assert warm["wrong_share"] == 0 and warm["exact_share"] >= 0.4, warm
     bright, take, other = PHYSICAL / "cool-bright", RETAKE / "cool-bright-111", RETAKE / "cool-bright-121"
@@ -393,11 +394,10 @@ def test_a_stack_measured_off_its_blobs_base_is_not_counted(monkeypatch):
     the one before). A stack whose base moves more than ``BASE_MOVED`` chip widths from its blob's lowest
     point as its edges are measured is not that blob's stack: uncertain (the committed set's and the
     sessions' stacks move 14.5 mm at most, cool-bright's 26.4). A chip could lie wholly hidden behind that
-    stack too (``ChipCounter._hidden_behind``): that rule alone also leaves the zone uncertain."""
-    from firmware_host.vision import counter as vision
+    stack too (``hiding.hidden_spot``): that rule alone also leaves the zone uncertain."""
     assert _with_and_without(monkeypatch, "BASE_MOVED", 10.0, RETAKE / "dim-warm-152")[1]["wrong_share"] == 0
     monkeypatch.undo()
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
     figures, without = _with_and_without(monkeypatch, "BASE_MOVED", 10.0, RETAKE / "dim-warm-152")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
     assert without["wrong_share"] > 0
@@ -422,11 +422,10 @@ def test_a_stack_whose_face_ends_under_a_lower_rim_than_its_top_is_not_counted(m
     brightness from side to face is 0.52-0.67 under the fifth chip's rim and 0.05-0.07 under the seventh's;
     ``FACE_STEP`` (0.3 or more under a lower rim, the top rim's under 0.4 of it) leaves the stack
     uncertain. No other count changes on the 66 evaluations and 80 held-out ones. A chip could lie wholly
-    hidden behind those stacks too (``ChipCounter._hidden_behind``): that rule alone also leaves the zone uncertain."""
-    from firmware_host.vision import counter as vision
+    hidden behind those stacks too (``hiding.hidden_spot``): that rule alone also leaves the zone uncertain."""
     assert _with_and_without(monkeypatch, "FACE_STEP", 10.0, RETAKE / "cool-touching-201")[1]["wrong_share"] == 0
     monkeypatch.undo()
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
     figures, without = _with_and_without(monkeypatch, "FACE_STEP", 10.0, RETAKE / "cool-touching-201")
     assert figures["wrong_share"] == 0 and figures["exact_share"] > 0.6, figures
     assert without["stable_wrong"] > 0 and without["exact_share"] == figures["exact_share"]
@@ -437,8 +436,8 @@ def test_a_stack_counted_wrong_in_a_zone_left_uncertain_is_still_counted_wrong()
     uncertain one makes no wrong zone-frame, but alone in a zone it would. Where the labels place each
     stack (``at``), the evaluation counts the stacks counted with confidence and those whose chips are not
     the labelled stack's within a chip's radius."""
-    from firmware_host.vision.counter import StackSeen
     from firmware_host.vision.evaluation import ZoneTruth, stack_wrong
+    from firmware_host.vision.results import StackSeen
     truth = ZoneTruth(2850, ((50, 1000, 500, 500), (200, 200, 200, 200)), False, ((108.0, -172.7), (-58.2, -112.3)))
     assert stack_wrong(StackSeen(106.7, -172.8, 500, 4, 0.82), truth, 19.5) is True
     assert stack_wrong(StackSeen(-59.0, -112.0, 200, 4, 0.9), truth, 19.5) is False
@@ -472,12 +471,11 @@ def test_a_stack_behind_touching_stacks_showing_only_a_sliver_beside_them_makes_
     zone-frames). A patch of another denomination's colour beyond a stack's outline of
     ``BEYOND_OTHER`` (0.08) chip footprints or more (the pink sliver: 0.11-0.15; plain stacks on the
     committed set at most 0.023, the renderer's 2 px blur 0.081) makes the stack, so the zone, uncertain.
-    A chip could lie wholly hidden behind those stacks too (``ChipCounter._hidden_behind``): that rule alone also
+    A chip could lie wholly hidden behind those stacks too (``hiding.hidden_spot``): that rule alone also
     leaves the zone uncertain."""
-    from firmware_host.vision import counter as vision
     assert _with_and_without(monkeypatch, "BEYOND_OTHER", 1.0, RETAKE / "cool-touching-147")[1]["wrong_share"] == 0
     monkeypatch.undo()
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
     figures, blind = _with_and_without(monkeypatch, "BEYOND_OTHER", 1.0, RETAKE / "cool-touching-147")
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
     assert blind["wrong_share"] > 0.05 and blind["stable_wrong"] > 0, blind
@@ -541,13 +539,12 @@ def test_a_chip_wholly_hidden_behind_a_stack_leaves_its_zone_uncertain(monkeypat
     """cool-burgundy-201 (left camera), rendered as a held-out take: in bet:5 a single 500 touches a stack of
     five 50s exactly behind it in the camera's line of sight (2.5 degrees off, its top 2 mm under the line
     over the 50s): no pixel shows it, and the zone read 250 for 750 with confidence in 9 of 10 frames.
-    Where a chip could lie wholly hidden behind a zone's stacks (``ChipCounter._hidden_behind``) the zone is
+    Where a chip could lie wholly hidden behind a zone's stacks (``hiding.hidden_spot``) the zone is
     uncertain: none wrong, and nothing else on the take is lost (the zones it leaves uncertain here are
     those 9)."""
-    from firmware_host.vision import counter as vision
     figures = _figures(RETAKE / "cool-burgundy-201")
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0 and figures["behind_share"] > 0.2, figures
-    monkeypatch.setattr(vision.ChipCounter, "_hidden_behind", lambda *args: None)
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
     blind = _figures(RETAKE / "cool-burgundy-201")
     assert blind["wrong_share"] >= figures["behind_share"] - 0.03 and blind["stable_wrong"] > 0, blind
     assert blind["exact_share"] == figures["exact_share"]

@@ -228,7 +228,7 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
 
 def _print_why(tallies: list[tuple[str, dict[str, Any]]]) -> None:
     """Why zone-frames were uncertain, per tag (``uncertain_why``), then what each reason means."""
-    from firmware_host.vision.counter import WHY
+    from firmware_host.vision.results import WHY
     seen = [(tag, f["uncertain_why"]) for tag, f in tallies if f.get("uncertain_why")]
     if not seen:
         return

@@ -24,21 +24,26 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import cv2
 import numpy as np
 
 from calibration.chips import ChipModels, ColourModel, features, side_features
-from calibration.geometry import TableCalibration, Zone
+from calibration.geometry import TableCalibration
+from firmware_host.vision import hiding
 from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
-from firmware_host.vision.projection import StackProjection
+from firmware_host.vision.projection import StackProjection, ZoneRoi
+from firmware_host.vision.results import (
+    CardSeen,
+    FrameResult,
+    StackSeen,
+    ZoneCount,
+    ZoneStatus,
+)
 
-__all__ = ["WHY", "CardSeen", "ChipCounter", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus", "count_confidence",
-           "learn_chips"]
+__all__ = ["ChipCounter", "count_confidence", "learn_chips"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
@@ -116,96 +121,6 @@ UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) f
 UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
 UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
 # missed, when a denomination looks like the felt (``ChipModels.hidden``): the zone is uncertain
-HIDDEN_SLACK = 2.0  # mm two stacks' measured centres may come closer than a diameter (where they stand is measured)
-
-
-@dataclass(frozen=True)
-class StackSeen:
-    """One stack: its base (mm), denomination (None if unknown), chip count and confidence."""
-
-    x: float
-    y: float
-    value: int | None
-    count: int
-    confidence: float
-    colour: tuple[float, float, float] | None = None  # median normalised colour of the top face
-    excess_px: float = 0.0  # measured silhouette minus that of a single chip (calibrates the edge bias)
-    height: float = 0.0  # the count before rounding (chips)
-    colour_confidence: float = 0.0
-    sigma: float = 0.125  # the height's standard uncertainty (chips); this default gives confidence 1 - 2|error|
-    inlay: int | None = None  # the count the top face's centre confirmed, when the height alone was not enough
-    layers: tuple[int, ...] = ()  # a mixed stack: each chip's value bottom to top, read on its side
-    why: str = ""  # not counted with confidence: the reason (a key of ``WHY``)
-
-    @property
-    def chips(self) -> tuple[int, ...]:
-        """Each chip's value bottom to top (empty when the denomination is unknown)."""
-        return self.layers or ((self.value,) * self.count if self.value is not None else ())
-
-
-UNCOUNTED = ("unmeasured", "blob", "edge")  # reasons of a stack seen standing, its height not read
-
-WHY = {  # why a stack or a zone is not counted with confidence (``StackSeen.why``, ``ZoneCount.why``)
-    "colour": "a top face's denomination not read with confidence (a look-alike, the felt's colour, a weak light)",
-    "height": "a stack's height between two counts",
-    "side": "chips of another denomination under a top, not read one by one (a mixed stack, a look-alike's side)",
-    "outline": "more than one stack's outline (a stack or a card behind it, a chip under its base)",
-    "unmeasured": "a stack's edges not found (its face too small, a column without an edge, a card like it)",
-    "blob": "not one stack's width: stacks touching, a card, a finger",
-    "edge": "a stack on the zone's edge: whose chips they are is the dealer's call",
-    "specks": "a chip seen only in pieces",
-    "unseen": "the felt changed beyond the stacks read (a denomination that looks like the felt)",
-    "behind": "a chip could lie wholly hidden behind a stack",
-    "light": "the zone lit otherwise than at calibration",
-    "relit": "a light the calibration does not cover (the whole camera)",
-    "unsteady": "a stack's height or chips differ from frame to frame (Stability)",
-}
-
-
-class ZoneStatus(StrEnum):
-    """How a chip zone was read in one frame."""
-
-    OK = "ok"  # every stack counted with confidence
-    OCCLUDED = "occluded"  # an arm or a hand over it, or the reference patch covered: nothing read
-    UNCERTAIN = "uncertain"  # a stack not counted with confidence: never a guess
-
-
-@dataclass(frozen=True)
-class ZoneCount:
-    """A chip zone in one frame: how it was read; what it holds; motion."""
-
-    zone: str
-    status: ZoneStatus
-    amount: int
-    chips: tuple[tuple[int, int], ...]
-    stacks: tuple[StackSeen, ...]
-    confidence: float
-    motion: bool
-    why: tuple[str, ...] = ()  # uncertain: each reason once (keys of ``WHY``), in its stacks' order
-
-    @property
-    def behind(self) -> bool:
-        """Uncertain only because a chip could lie wholly hidden behind a stack (the dealer spreads it): that
-        check runs only when every stack was counted with confidence."""
-        return "behind" in self.why
-
-
-@dataclass(frozen=True)
-class CardSeen:
-    """A card area in one frame: a card present, face up or not."""
-
-    zone: str
-    present: bool
-    face_up: bool
-    motion: bool
-
-
-@dataclass(frozen=True)
-class FrameResult:
-    zones: dict[str, ZoneCount]
-    cards: dict[str, CardSeen]
-    white: tuple[float, float, float]
-    relit: str | None = None  # why the light is beyond the calibration's (then every chip zone is uncertain)
 
 
 # a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
@@ -214,17 +129,6 @@ _CardContrast = tuple[np.ndarray, np.ndarray, np.ndarray]
 # a stack's measured columns (crop), their silhouette heights (px) and bottom rows, whether each top
 # is near a card and clear of it (None without a card); see ChipCounter._column_spans
 _ColumnSpans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
-
-
-@dataclass
-class _Roi:
-    zone: Zone
-    x0: int
-    y0: int
-    x1: int
-    y1: int
-    mask: np.ndarray  # the zone's own pixels (card areas) in the ROI
-    cards: dict[str, np.ndarray] = field(default_factory=dict)  # chip zones: card area -> its pixels (flat) in the ROI
 
 
 class ChipCounter:
@@ -242,7 +146,7 @@ class ChipCounter:
         lay = calib.layout
         self.r, self.t = lay.chip_diameter / 2, lay.chip_thickness
         w, h = calib.image_size
-        self.rois: list[_Roi] = []
+        self.rois: list[ZoneRoi] = []
         for zone in lay.zones:
             poly = np.array(zone.polygon)
             height = lay.max_stack * self.t if zone.kind != "cards" else 0.0  # cards lie flat
@@ -263,7 +167,7 @@ class ChipCounter:
                         cv2.fillPoly(pixels, [np.round(pts).astype(np.int32)], 1)
                         if pixels.any():
                             cards[area.name] = pixels.astype(bool)
-            self.rois.append(_Roi(zone, x0, y0, x1, y1, mask.astype(bool), cards))
+            self.rois.append(ZoneRoi(zone, x0, y0, x1, y1, mask.astype(bool), cards))
         self.rois.sort(key=lambda r: r.zone.kind != "cards")  # card areas first: chip zones use them
         patch = np.array(lay.reference)  # its middle (shrunk to 60 % about its centre): no felt at its edges
         inner = self.cam.project(patch.mean(0) + 0.6 * (patch - patch.mean(0)))
@@ -352,7 +256,7 @@ class ChipCounter:
                 out[r.zone.name] = (crop, max(float(np.median(crop[_half_mask(r.mask)].sum(1))), 1.0))
         return out
 
-    def _unseen(self, roi: _Roi, crop: np.ndarray, stacks: Sequence[StackSeen],
+    def _unseen(self, roi: ZoneRoi, crop: np.ndarray, stacks: Sequence[StackSeen],
                 cut: np.ndarray | None) -> tuple[float, float] | None:
         """Where (px in *crop*) the zone differs from the empty table's picture beyond the outlines of
         its *stacks* (and the card areas *cut* that hold a card) over ``UNSEEN`` chip footprints in one
@@ -381,67 +285,6 @@ class ChipCounter:
         width = self.calib.chip_diameter_px(*self.geo.rough_base(roi.x0 + x, roi.y0 + y))
         return (float(x), float(y)) if 4 * stats[k, cv2.CC_STAT_AREA] >= UNSEEN * width ** 2 else None
 
-    def _hidden_behind(self, roi: _Roi, stacks: Sequence[StackSeen]) -> tuple[float, float] | None:
-        """Where (table mm) a single chip could lie in the zone wholly hidden behind its *stacks* in this
-        camera's view (its outline within theirs), its centre in the zone and clear of their footprints;
-        or None. First right behind each stack, touching it (its height tells); then behind each stack
-        tall enough, from the nearest: the union of its outline and those of the stacks nearer the
-        camera, eroded by one chip's outline a diameter behind it (the nearest a chip can lie; further
-        ones look smaller, so they hide there too)."""
-        counted = [s for s in stacks if s.count > 0]
-        if not counted:
-            return None
-        at = np.array([(s.x, s.y) for s in counted])
-        far = np.linalg.norm(at - self.geo.cam_xy, axis=1)
-        heights = np.array([s.count for s in counted]) * self.t
-
-        def over(top: np.ndarray, behind: float) -> np.ndarray:
-            """Whether the line from the camera over each stack's top passes over a point *behind* mm
-            further on and *top* mm lower than that top."""
-            return top * (far + self.r) >= behind * np.maximum(self.geo.cam_z - heights, 1.0)
-
-        def clear(spots: np.ndarray) -> np.ndarray:  # clear of every stack's footprint
-            return np.linalg.norm(spots[:, None, :] - at[None, :, :], axis=2).min(1) >= 2 * self.r - HIDDEN_SLACK
-
-        # a chip touching a stack right behind it hides when the line over the stack's top passes over the
-        # chip's top; here over the felt (the chip's own thickness left as slack)
-        can = over(heights, 2 * self.r - HIDDEN_SLACK)
-        if not can.any():
-            return None
-        order = np.argsort(far)
-        # right behind a stack, touching it, in the vertical plane through the camera: hidden by that stack alone
-        # when the line over its top passes over the chip's (the chip looks smaller; its top's ends may show
-        # by a pixel, as a chip 4-8 mm aside goes unseen: taken as hidden)
-        ahead = at + 2 * self.r * (at - self.geo.cam_xy) / far[:, None]
-        for i in order[(over(heights - self.t, 2 * self.r) & clear(ahead))[order]]:
-            if roi.zone.inside(*ahead[i]) >= 0:
-                return float(ahead[i, 0]), float(ahead[i, 1])
-        # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs
-        outlines = [cv2.convexHull(np.round(np.vstack([self.geo.ring(s.x, s.y, 0.0), self.geo.ring(s.x, s.y, h)])
-                                            - (roi.x0, roi.y0)).astype(np.int32))
-                    for s, h in zip(counted, heights)]
-        for i in order[can[order]]:
-            front = [outlines[j] for j in np.flatnonzero(far <= far[i])]
-            x0, y0 = np.maximum(np.min([o.min((0, 1)) for o in front], 0), 0)
-            x1, y1 = np.minimum(np.max([o.max((0, 1)) for o in front], 0) + 1, roi.mask.shape[::-1])
-            if x1 <= x0 or y1 <= y0:  # (stacks of another zone, all beside this one's box)
-                continue
-            union = np.zeros((y1 - y0, x1 - x0), np.uint8)
-            for o in front:
-                cv2.fillConvexPoly(union, o - (x0, y0), 1)
-            kernel, anchor = self.geo.chip_kernel(ahead[i])
-            v, u = np.nonzero(cv2.erode(union, kernel, anchor=anchor, borderValue=0).astype(bool)
-                              & roi.mask[y0:y1, x0:x1])  # the centres of chips the stacks cover whole
-            if not len(u):
-                continue
-            px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
-            spots = cv2.perspectiveTransform(self.cam.undistort(px).reshape(-1, 1, 2), self.geo.H_inv).reshape(-1, 2)
-            k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - self.geo.cam_xy, axis=1) > far[i]))
-            if len(k):  # the nearest such spot to the stack
-                spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
-                return float(spot[0]), float(spot[1])
-        return None
-
     def near_print(self, stack: StackSeen) -> bool:
         """Whether the felt's print (seen in the empty table's picture) lies within 3 px of a single
         chip *stack*'s outline: its side's colour may hold the print's (chip calibration leaves it out)."""
@@ -457,7 +300,7 @@ class ChipCounter:
         near = cv2.dilate(outline, np.ones((7, 7), np.uint8)).astype(bool)
         return bool((self._printed[y0:y1, x0:x1] & near).any())
 
-    def _elsewhere(self, blob: np.ndarray, at: tuple[int, int], roi: _Roi, x: float, y: float, width: float) -> bool:
+    def _elsewhere(self, blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi, x: float, y: float, width: float) -> bool:
         """Whether a blob (at *at* in *roi*) placed at (x, y), beyond the zone, is another zone's: little of
         it (0.2 chip footprint) over this zone, or it fits the outline of one stack standing there (not a stack
         of this zone joined to a printed line, whose lowest point is the line's)."""
@@ -1166,7 +1009,7 @@ class ChipCounter:
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
-        self._behind(zones)
+        hiding.behind(self.geo, self.rois, zones, self.calib.layout.max_stack)
         for name, moved in self.light_moved(frame).items() if relit is None else ():  # lit otherwise than at
             # calibration (a spot read as an arm too: not held as one), or a little so and a top face read weakly
             far = abs(math.log(moved))
@@ -1175,27 +1018,6 @@ class ChipCounter:
                 zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0,
                                                   why=zones[name].why + ("light",))
         return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
-
-    def _behind(self, zones: dict[str, ZoneCount]) -> None:
-        """Each zone counted with confidence where a chip could lie wholly hidden behind its stacks, or those
-        of the camera's other zones (a tall stack at the back of bet:1 hides the front of bet:2 from the right
-        camera; at 19-20 chips on the shipped layout), is made uncertain (``behind``), in *zones*: no picture
-        from here shows it. Another zone's stack not counted (its edges not found, stacks touching, on its
-        zone's edge) is taken as tall as a stack can be."""
-        tallest = self.calib.layout.max_stack
-        standing = {name: [s if s.count > 0 else dataclasses.replace(s, count=tallest) for s in z.stacks
-                           if s.count > 0 or s.why in UNCOUNTED] for name, z in zones.items()}
-        for roi in self.rois:
-            zone = zones.get(roi.zone.name)
-            if zone is None or zone.status != ZoneStatus.OK:
-                continue
-            others = [s for name, stacks in standing.items() if name != roi.zone.name for s in stacks
-                      if -roi.zone.inside(s.x, s.y) <= self.geo.shadow(s.x, s.y, s.count) + 3 * self.r]
-            spot = self._hidden_behind(roi, [s for s in zone.stacks if s.count > 0] + others)
-            if spot is not None:
-                zones[roi.zone.name] = dataclasses.replace(
-                    zone, status=ZoneStatus.UNCERTAIN, confidence=min(zone.confidence, 0.2), why=("behind",),
-                    stacks=zone.stacks + (StackSeen(*spot, None, 0, 0.2, why="behind"),))
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
         area = inside.sum()
@@ -1208,7 +1030,7 @@ class ChipCounter:
             face_up = bool(white.sum() > 0.55 * len(c))
         return CardSeen(name, bool(present), face_up, motion)
 
-    def _zone(self, roi: _Roi, crop: np.ndarray, f: _Lazy, fg: np.ndarray, motion: bool,
+    def _zone(self, roi: ZoneRoi, crop: np.ndarray, f: _Lazy, fg: np.ndarray, motion: bool,
               white: np.ndarray, cards_present: frozenset[str] = frozenset(),
               collect: list[np.ndarray] | None = None) -> ZoneCount:
         name = roi.zone.name
@@ -1674,7 +1496,7 @@ def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, ...]) ->
     return (w0, w1, near) if near.sum() >= 20 else None
 
 
-def _over(blob: np.ndarray, at: tuple[int, int], roi: _Roi) -> int:
+def _over(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> int:
     """How many of a blob's pixels (its box at *at* in *roi*) lie over the zone itself."""
     return int((blob & roi.mask[at[1]:at[1] + blob.shape[0], at[0]:at[0] + blob.shape[1]]).sum())
 

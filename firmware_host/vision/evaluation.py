@@ -32,7 +32,8 @@ from calibration.geometry import Layout, load_layout
 from firmware_host.configfile import ConfigError
 
 if TYPE_CHECKING:
-    from firmware_host.vision.counter import ChipCounter, StackSeen
+    from firmware_host.vision.counter import ChipCounter
+    from firmware_host.vision.results import StackSeen
 
 __all__ = ["FORMAT", "Calibrated", "CameraPictures", "EvalSet", "EvalSetError", "FrameLabel", "Tally", "ZoneTruth",
            "calibrate_camera", "calibrate_cameras", "evaluate", "load_calibration_block", "load_set",

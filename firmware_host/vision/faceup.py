@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from firmware_host.observations import CardExposed
-from firmware_host.vision.counter import FrameResult
+from firmware_host.vision.results import FrameResult
 
 
 class FaceUp:

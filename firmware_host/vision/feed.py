@@ -16,9 +16,10 @@ from calibration.chips import ChipModels, load_models
 from calibration.geometry import TableCalibration, load_calibration
 from drivers.camera import Camera
 from firmware_host.observations import Observation
-from firmware_host.vision.counter import WHY, ChipCounter
+from firmware_host.vision.counter import ChipCounter
 from firmware_host.vision.faceup import FaceUp
 from firmware_host.vision.health import CameraHealth
+from firmware_host.vision.results import WHY
 from firmware_host.vision.stability import Stability
 
 __all__ = ["STABLE_FRAMES", "CameraFeed", "load_camera_calibration", "unsure"]

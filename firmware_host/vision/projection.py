@@ -4,18 +4,32 @@ pixels in the picture)."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
 
-from calibration.geometry import TableCalibration
+from calibration.geometry import TableCalibration, Zone
 
-__all__ = ["StackProjection"]
+__all__ = ["StackProjection", "ZoneRoi"]
 
 _DENSE = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 96, endpoint=False)),
                           np.sin(np.linspace(0, 2 * np.pi, 96, endpoint=False))])
 _RING = np.column_stack([np.cos(np.linspace(0, 2 * np.pi, 24, endpoint=False)),
                          np.sin(np.linspace(0, 2 * np.pi, 24, endpoint=False))])
+
+
+@dataclass
+class ZoneRoi:
+    """A zone's region of interest in the picture: its box (x0, y0) to (x1, y1) and its pixels there."""
+
+    zone: Zone
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    mask: np.ndarray  # the zone's own pixels (card areas) in the ROI
+    cards: dict[str, np.ndarray] = field(default_factory=dict)  # chip zones: card area -> its pixels (flat) in the ROI
 
 
 class StackProjection:

@@ -6,7 +6,8 @@ from enum import StrEnum
 import numpy as np
 
 from firmware_host.observations import ChipsInZone
-from firmware_host.vision.counter import INLAY_CONFIDENCE, FrameResult, ZoneCount, ZoneStatus, count_confidence
+from firmware_host.vision.counter import INLAY_CONFIDENCE, count_confidence
+from firmware_host.vision.results import FrameResult, ZoneCount, ZoneStatus
 
 
 class ZoneState(StrEnum):
