@@ -12,8 +12,9 @@ from calibration.geometry import calibrate_table, load_layout
 from firmware_host.observations import ChipsInZone
 from firmware_host.sim.render import HOUSE_004, Arm, Scene, Stack, calibration_shows, mount_camera, render, zone_truth
 from firmware_host.vision import counter as vision
-from firmware_host.vision import hiding, results
+from firmware_host.vision import hiding, results, sides
 from firmware_host.vision.faceup import FaceUp
+from firmware_host.vision.sides import SideReader
 from firmware_host.vision.stability import Stability
 
 LAYOUT = "hardware/camera/table8.toml"
@@ -354,7 +355,7 @@ def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch
         (zc.amount, truth) for zc, truth in results if zc.status == "ok" and zc.amount != truth]
     assert sum(zc.status == "ok" for zc, _ in results) >= 5  # where felt shows over the top: counted
     monkeypatch.setattr(vision.ChipCounter, "_inlay_peaks", lambda *args: True)
-    monkeypatch.setattr(vision.ChipCounter, "_sides", lambda *args: ((), False))
+    monkeypatch.setattr(SideReader, "read", lambda *args: ((), False))
     blind = [(counter.count(frame).zones["bet:2"], truth) for frame, truth in shots]
     assert any(zc.status == "ok" and zc.amount != truth for zc, truth in blind)
 
@@ -423,7 +424,7 @@ def test_a_stack_standing_behind_another_of_another_colour_is_not_read_as_one_ta
                 for zc in [counter.count(frame).zones[zone]] if zc.status == "ok" and zc.amount != amount]
     assert wrong() == []
     monkeypatch.setattr(vision.ChipCounter, "_foreign_side", lambda *args: 0.0)
-    monkeypatch.setattr(vision.ChipCounter, "_sides", lambda *args: ((), False))
+    monkeypatch.setattr(SideReader, "read", lambda *args: ((), False))
     assert wrong() == []  # without the side's colours: the front stack's face under the top rim
     monkeypatch.setattr(vision, "FACE_STEP", 10.0)
     assert len(wrong()) >= 2  # without either: one taller stack, confidently
@@ -450,7 +451,7 @@ def test_a_mixed_stack_is_the_sum_of_its_chips_read_on_its_side_or_uncertain(tab
         return out
     seen = read()
     assert seen["wrong"] <= 2 and seen["exact"] >= 5, seen
-    monkeypatch.setattr(vision.ChipCounter, "_sides", lambda *args: ((), False))
+    monkeypatch.setattr(SideReader, "read", lambda *args: ((), False))
     monkeypatch.setattr(vision.ChipCounter, "_under_base", lambda *args: 0.0)
     assert read()["wrong"] >= 8  # without them: the top's colour times the height, or a chip missed
 
@@ -635,7 +636,7 @@ def test_models_keep_the_denominations_that_look_like_the_felt(red_felt, tmp_pat
 
 
 def test_a_chip_under_the_top_apart_in_level_and_like_another_makes_the_stack_mixed(table):
-    """``ChipCounter._level_apart``: one stack's chips under one light differ in level by its shading only. A
+    """``SideReader.level_apart``: one stack's chips under one light differ in level by its shading only. A
     red 100's side under a black 1000 (its level 0.3 or more apart in logarithm and 0.06 of the white patch,
     its side nearer the 100's) makes the stack mixed; the same chips a little shaded do not; a black
     chip's side lit 0.35 brighter in logarithm but by less than 0.06 of the patch does not (light added
@@ -644,39 +645,39 @@ def test_a_chip_under_the_top_apart_in_level_and_like_another_makes_the_stack_mi
     counter = table[3]
     side = {v: np.array(m.mean) for v, m in counter.models.side.items()}
     black, red = side[1000], side[100]
-    assert counter._level_apart(np.array([red, black]), 1000)
+    assert counter.sides.level_apart(np.array([red, black]), 1000)
     shaded = black + [0.0, 0.0, -0.2]
-    assert not counter._level_apart(np.array([shaded, shaded, black]), 1000)
+    assert not counter.sides.level_apart(np.array([shaded, shaded, black]), 1000)
     lit = black + [0.0, 0.0, 0.35]
-    assert np.exp(lit[2]) - np.exp(black[2]) < vision.LEVEL_FLOOR
-    assert not counter._level_apart(np.array([lit, black]), 1000)
+    assert np.exp(lit[2]) - np.exp(black[2]) < sides.LEVEL_FLOOR
+    assert not counter.sides.level_apart(np.array([lit, black]), 1000)
     shadow = side[200] + [0.0, 0.0, -1.0]
-    assert counter.models.side[200].distance(shadow) > vision.SIDE_FAR
-    assert counter._level_apart(np.array([shadow, side[200]]), 200)
+    assert counter.models.side[200].distance(shadow) > sides.SIDE_FAR
+    assert counter.sides.level_apart(np.array([shadow, side[200]]), 200)
 
 
 def test_a_stack_found_mixed_whose_chips_all_read_as_its_top_is_uncertain(table, monkeypatch):
-    """A rule finds a chip under the top not the top's (``_level_apart``: a red 100 under a pink 2000
+    """A rule finds a chip under the top not the top's (``SideReader.level_apart``: a red 100 under a pink 2000
     in the renderer's ``mixed`` condition, 0.6 % of its zone-frames), yet every chip's side reads as the
     top's denomination: the two disagree, so the stack is not read chip by chip (it was: 4000 for 2100)."""
     counter = table[3]
     frame = picture(table, [Stack(60, -150, 2000, 3)], seed=1)
     plain = counter.count(frame).zones["pot"]
     assert plain.status == "ok" and plain.chips == ((2000, 3),)
-    monkeypatch.setattr(vision.ChipCounter, "_level_apart", lambda *args: True)
+    monkeypatch.setattr(SideReader, "level_apart", lambda *args: True)
     found = counter.count(frame).zones["pot"]
     assert found.status == "uncertain" and found.stacks[0].layers == ()
 
 
 def test_the_chips_that_vouch_for_a_stack_topped_by_a_side_look_alike():
-    """``ChipCounter._vouched``: every chip read as the top's denomination on its side, those under the top
+    """``SideReader.vouched``: every chip read as the top's denomination on its side, those under the top
     with ``MIN_CONFIDENCE`` (``SIDE_CONFIDENCE`` when the two sides look alike in logarithm of the level
     too) and the bottom one with ``VOUCHED_BOTTOM`` (the top's own confidence is its face's business); a
     chip read as another, or the top's side read as another with ``FOREIGN_CONFIDENCE``, does not vouch
     (weakly, it does: the top chip's row is blurred with its brighter face; cool-touching's six black
     1000s read their top as a 500 at 0.02-0.22)."""
-    assert vision.ChipCounter._vouched([(1000, 1.0), (1000, 0.9), (500, 0.06)], 1000)
-    vouched = vision.ChipCounter._vouched
+    assert SideReader.vouched([(1000, 1.0), (1000, 0.9), (500, 0.06)], 1000)
+    vouched = SideReader.vouched
     assert vouched([(200, 0.9), (200, 0.6), (200, 0.2)], 200)
     assert not vouched([(200, 0.9), (200, 0.6), (200, 0.2)], 200, level_alike=True)
     assert vouched([(200, 0.9), (200, 0.85), (200, 0.2)], 200, level_alike=True)

@@ -32,23 +32,25 @@ import numpy as np
 from calibration.chips import ChipModels, ColourModel, features, side_features
 from calibration.geometry import TableCalibration
 from firmware_host.vision import hiding
+from firmware_host.vision.arrays import median
 from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
 from firmware_host.vision.projection import StackProjection, ZoneRoi
 from firmware_host.vision.results import (
+    MIN_CONFIDENCE,
     CardSeen,
     FrameResult,
     StackSeen,
     ZoneCount,
     ZoneStatus,
 )
+from firmware_host.vision.sides import SideReader, sample
 
 __all__ = ["ChipCounter", "count_confidence", "learn_chips"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
 FELT_SHADE = 0.4  # the darkest the felt may be (share of its calibrated level): a shadow deeper than this is not felt
-MIN_CONFIDENCE = 0.5
 INNER_TOP, INNER_BOT = (3, 7), (3, 6)  # rows inside an edge whose median is the chip's level there
 STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack (a random walk up it)
 MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
@@ -82,26 +84,11 @@ CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a car
 VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
 # one's looks like the felt (kept as hidden); one found as often stands out of it whatever its model's distance
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
-SIDE_SHIFT = 0.25  # chips: a mixed stack's chips are read again this much lower and higher, and must read alike
-SIDE_CONFIDENCE = 0.8  # a chip's side read as a denomination with this confidence: a mixed stack's chip
-FOREIGN_NEARER = 1 / 3  # a chip's side this much nearer (distance ratio) another denomination's side than the
-# top's, as read or relative to the top chip's side: not the top's, however far from every model it is
-FOREIGN_CONFIDENCE = 0.8  # a chip's side read as another denomination than the top's with this confidence:
-# not one stack of the top's denomination (a mixed stack, or one standing behind it)
-LEVEL_APART = 0.3  # a chip's side this much (natural logarithm of the level) off its stack's top chip's: another
-# denomination's, if nearer its side model (a plain stack's chips, 95 %: under 0.47; under 0.3 in 89 %)
-LEVEL_FLOOR = 0.06  # and this much (share of the white patch): a black chip's edge gets light added, not scaled
-SIDE_FAR = 4.0  # with LEVEL_APART: a lower chip this many spreads from the top's side model is not the top's
-SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, as read and relative to the top
-# chip's side: not the top's denomination, whichever it is nearest to (a side far from every model)
-PAIR_UNLIKE, PAIR_NEARER = 5.0, 0.7  # two lower chips' sides each this many spreads from the top's side model
-# and this much nearer another's: a mixed stack, or too ambiguous to call plain (docs/vision.md)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.25  # share of the columns not felt there: a chip under the base the edges did not see (a green
 # 200 on green felt under a pink 2000 showed 0.29 of its white edge spots: 0.3 read it as one 2000)
 VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side look-alike): felt under its base
-VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
 LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, against the rest of the table's, than
 # in the calibration pictures (a spot moved, a lamp out): its chips are not counted (learnt in other light)
 LIGHT_ASIDE = 1.25  # ... this many times: a stack there whose top face reads under WEAK_COLOUR is not counted
@@ -136,11 +123,7 @@ class ChipCounter:
 
     def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
         self.calib, self.models = calib, models
-        # the denominations whose side looks like another's: a chip is not read as one, and a stack topped by
-        # one is counted only when each of its chips vouches for it (those under the top could be the look-alike's)
-        self._side_unsure = frozenset(v for a, b, _ in models.side_alike for v in (a, b))
-        # those whose side looks like another's in logarithm of the level too: only chips read with confidence vouch
-        self._level_unsure = frozenset(v for a, b, _ in models.level_alike for v in (a, b))
+        self.sides = SideReader(models)  # a stack's chips read one by one on its side
         self.geo = StackProjection(calib)  # where stacks lie in the picture
         self.cam = calib.camera
         lay = calib.layout
@@ -385,7 +368,7 @@ class ChipCounter:
             felt = cv2.inRange(parts, self._lit_low, self._lit_high) > 0
             level = parts[..., 0][felt & roi.mask[::4, ::4]]
             if len(level) >= LIGHT_PIXELS:
-                out[roi.zone.name] = float(_median(level))
+                out[roi.zone.name] = float(median(level))
         return out
 
     def light_moved(self, frame: np.ndarray) -> dict[str, float]:
@@ -501,7 +484,7 @@ class ChipCounter:
         above = profile(top_row[None, :] - np.arange(3, 7)[:, None])
         below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
         inner = np.arange(*INNER_TOP)[:, None]  # the chip just inside the edge (its face at the top)
-        half_top = _median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
+        half_top = median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
         backed = clear = None
         if card is not None and not_felt is not None:  # columns whose top is against a card (or near one)
             over = np.clip(top_row[None, :] - np.arange(3, 8)[:, None] + r0, 0, not_felt.shape[0] - 1)
@@ -509,14 +492,14 @@ class ChipCounter:
             clear = np.ones(n_cols, bool)
             if backed.any():  # the top: where the column leaves the chip's colour, for the felt's or the card's
                 along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[1]) @ card[2])
-                level = _median(along[np.minimum(top_row + inner, bottom), at], 0)
+                level = median(along[np.minimum(top_row + inner, bottom), at], 0)
                 clear = ~backed | (level > 0.6)
                 above = np.where(backed, along, above)
                 half_top = np.where(backed, level / 2, half_top)
         inner = np.arange(*INNER_BOT)[:, None]  # (its side at the base)
         # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
         near = 1 if float(base[:, 1].min() + origin[1] - first[:, 1].min()) >= 1.5 else 0
-        half_bot = _median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
+        half_bot = median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
         # top: the first row from above (from 3 rows over the run) at or over the half level
         hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
         if not hit.any(0).all():  # a column whose profile never reaches its half level: no edge there
@@ -557,20 +540,6 @@ class ChipCounter:
                 centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
         return centre, face
 
-    @staticmethod
-    def _sample(crop: np.ndarray, origin: tuple[int, int], cols: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
-        """*crop*'s BGR at image columns *cols* and rows *rows* (... x columns, between pixels), as float;
-        None when fewer than 3 columns or any point out of the crop."""
-        rows = (rows - origin[1]).astype(np.float32)
-        cols = cols - origin[0]
-        h, w = crop.shape[:2]
-        if len(cols) < 3 or cols[0] < 0 or cols[-1] >= w or rows.min() < 0 or rows.max() >= h - 1:
-            return None
-        flat = rows.reshape(-1, len(cols))
-        grid = np.ascontiguousarray(np.broadcast_to(cols.astype(np.float32)[None, :], flat.shape))
-        px: np.ndarray = cv2.remap(crop, grid, flat, cv2.INTER_LINEAR).astype(np.float32)
-        return px.reshape(*rows.shape, -1)
-
     def _under_base(self, crop: np.ndarray, origin: tuple[int, int], felt: np.ndarray, cols: np.ndarray,
                     rims: np.ndarray) -> float:
         """The share of a stack's middle *cols* (and its layers' front *rims*: ``geo.rims``) unlike the
@@ -578,7 +547,7 @@ class ChipCounter:
         under it was missed (a chip the felt test takes for lit felt, a green one on green felt, is still
         unlike the felt beside it)."""
         base = rims[0]
-        rise = float(_median(base - rims[1]))
+        rise = float(median(base - rims[1]))
         rows = np.round(base + UNDER_BASE * rise).astype(int) - origin[1]
         cols = cols - origin[0]
         inside = (cols >= 0) & (cols < crop.shape[1]) & (rows >= 0) & (rows < crop.shape[0])
@@ -598,122 +567,19 @@ class ChipCounter:
         behind them read as seven).
         Each rim's step: over the middle half of the columns, the median of the mean brightness 1 and 1.5
         rows over it less 1 and 1.5 rows under it."""
-        px = self._sample(crop, origin, cols, rims[1:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None])
+        px = sample(crop, origin, cols, rims[1:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None])
         if px is None:
             return False
         level = (px / np.maximum(white.astype(np.float32), 1.0)).sum(-1)  # rims x 4 x columns
-        steps = _median(level[:, :2].mean(1) - level[:, 2:].mean(1), axis=1)
+        steps = median(level[:, :2].mean(1) - level[:, 2:].mean(1), axis=1)
         lower = float(steps[:-1].max())
         return lower >= FACE_STEP and float(steps[-1]) <= FACE_STEP_SHARE * lower
-
-    def _side_bgr(self, crop: np.ndarray, origin: tuple[int, int], cols: np.ndarray, rims: np.ndarray,
-                  shift: float = 0.0) -> np.ndarray | None:
-        """Each chip's side colour (count x 3 BGR, bottom to top) of a stack (its middle *cols* and layers'
-        front *rims*: ``geo.rims``): per chip, the median over those columns of the row midway between
-        the front rims of its bottom and its top (*shift* chips up from there), sampled between pixels
-        (a white edge spot covers few columns); None when out of the crop."""
-        px = self._sample(crop, origin, cols, rims[:-1] + (rims[1:] - rims[:-1]) * (0.5 + shift))
-        if px is None:
-            return None
-        side: np.ndarray = _median(px, axis=1)
-        return side
 
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
         """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
         calibration learns each denomination's side from."""
-        side = self._side_bgr(frame, (0, 0), *self.geo.rims(stack.x, stack.y, 1))
+        side = self.sides.side_bgr(frame, (0, 0), *self.geo.rims(stack.x, stack.y, 1))
         return None if side is None else side_features(side, self.white(frame))[0]
-
-    def _sides(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, cols: np.ndarray,
-               rims: np.ndarray, value: int) -> tuple[tuple[int, ...], bool]:
-        """A stack's chips (its middle *cols* and layers' front *rims*: ``geo.rims``) read on its side:
-        each chip's value bottom to top when every one is read with ``SIDE_CONFIDENCE``, none as a
-        denomination whose side looks like another's (``ChipModels.side_alike``), the top one is the top
-        face's *value* and one is not (a mixed stack), and whether a lower chip reads as another
-        denomination (when the top's side reads as its face), unlike the top's or its level apart (a mixed
-        stack, or one behind it), or the side cannot tell (the top's side looks like another
-        denomination's and the chips are not :meth:`_vouched` for)."""
-        count = len(rims) - 1
-        alike = count >= 2 and value in self._side_unsure  # a hidden chip could be the look-alike's
-        bgr = self._side_bgr(crop, origin, cols, rims) if self.models.side else None
-        if bgr is None:
-            return (), alike
-        side = side_features(bgr, white)
-        read = self.models.classify_side(side)
-        below = self._below_top(side, value)
-        foreign = read[-1][0] == value and any(v != value and c >= FOREIGN_CONFIDENCE for v, c in read[:-1])
-        if not foreign:
-            nearer = self.models.side_nearer(below, value)
-            foreign = (bool((nearer <= FOREIGN_NEARER).any()) or self._unlike(below, value, count - 1, nearer)
-                       or self._level_apart(side, value))
-        if alike:  # no chip of it is read: a plain stack if each chip vouches for it (its chroma as noisy
-            vouch = self.models.classify_side(side, dark=True)  # as its level is dark)
-            return (), foreign or not self._vouched(vouch, value, value in self._level_unsure)
-        if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
-                or any(v in self._side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
-                or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
-            return (), foreign
-        layers = tuple(int(v) for v, _ in read if v is not None)
-        for shift in (-SIDE_SHIFT, SIDE_SHIFT):  # each chip read the same a little lower and higher: the
-            moved = self._side_bgr(crop, origin, cols, rims, shift)  # rows are on the chips, not between
-            again = [] if moved is None else [v for v, _ in self.models.classify_side(side_features(moved, white))]
-            if tuple(again) != layers:
-                return (), True
-        return layers, True
-
-    @staticmethod
-    def _vouched(read: Sequence[tuple[int | None, float]], value: int, level_alike: bool = False) -> bool:
-        """Whether a stack's chips (*read* on its side, bottom to top) vouch for a plain stack of *value*
-        when its side looks like another denomination's: each read as *value*, those under the top
-        with ``MIN_CONFIDENCE`` when the two are apart in logarithm of the level (the look-alike's chip
-        would read otherwise), with ``SIDE_CONFIDENCE`` when they are not (*level_alike*: only a chip
-        much nearer *value*'s side than the look-alike's vouches), and the bottom chip, blurred into the
-        felt, with ``VOUCHED_BOTTOM`` (a grey 50 under green 200s on green felt read as a 200 at 0.61);
-        felt under its base is :meth:`_stack`'s (``VOUCHED_BASE``). The top chip's side, its row blurred
-        with the brighter face over it, must only not read as another with ``FOREIGN_CONFIDENCE``."""
-        least = SIDE_CONFIDENCE if level_alike else MIN_CONFIDENCE
-        top, top_confidence = read[-1]
-        return (all(v == value for v, _ in read[:-1]) and read[0][1] >= VOUCHED_BOTTOM
-                and min(c for _, c in read[:-1]) >= least and (top == value or top_confidence < FOREIGN_CONFIDENCE))
-
-    def _unlike(self, below: np.ndarray, value: int, n: int, nearer: np.ndarray) -> bool:
-        """Whether a stack's *n* lower chips (*below*: as :meth:`_below_top` gives them) are unlike *value*'s
-        side, both as read and relative to the top chip: one over ``SIDE_UNLIKE`` spreads from its side model,
-        or two each ``PAIR_UNLIKE`` spreads from it and ``PAIR_NEARER`` nearer (distance ratio) another
-        denomination's side (one chip so is a glint or an edge insert; two, a mixed stack, or a side too
-        ambiguous to call plain). *nearer*: ``ChipModels.side_nearer`` of *below*."""
-        if value not in self.models.side or n == 0:
-            return False
-        d = self.models.side[value].distance(below)
-        if len(d) == 2 * n:
-            d, nearer = np.minimum(d[:n], d[n:]), np.minimum(nearer[:n], nearer[n:])
-        return bool((d > SIDE_UNLIKE).any() or ((d >= PAIR_UNLIKE) & (nearer <= PAIR_NEARER)).sum() >= 2)
-
-    def _level_apart(self, side: np.ndarray, value: int) -> bool:
-        """Whether a chip under a stack's top (*side*: its chips' side features, bottom to top) is
-        ``LEVEL_APART`` (logarithm of the level) and ``LEVEL_FLOOR`` darker or brighter than the top
-        chip, and nearer another denomination's side than *value*'s or, darker, ``SIDE_FAR`` from it:
-        two chips of one stack, under one light, differ in level by its shading only (a stack's
-        shadow read as a chip under it does not)."""
-        below = side[:-1]
-        if len(below) == 0 or value not in self.models.side:
-            return False
-        apart = ((np.abs(below[:, 2] - side[-1, 2]) >= LEVEL_APART)
-                 & (np.abs(np.exp(below[:, 2]) - np.exp(side[-1, 2])) >= LEVEL_FLOOR))
-        far = (below[:, 2] < side[-1, 2]) & (self.models.side[value].distance(below) > SIDE_FAR)  # a shadow?
-        unlike = (self.models.side_nearer(below, value) < 1) | far
-        return bool((apart & unlike).any())
-
-    def _below_top(self, side: np.ndarray, value: int) -> np.ndarray:
-        """The sides (features) of a stack's chips under its top, as read and as read relative to the
-        top chip's: shifted in chroma so that the top's sits on *value*'s side model (a light the
-        calibration did not see shifts every chip's side of one stack alike)."""
-        below = side[:-1]
-        if value not in self.models.side or len(below) == 0:
-            return below
-        shift = np.asarray(self.models.side[value].mean, np.float32) - side[-1]
-        shift[2] = 0.0
-        return np.vstack([below, below + shift])
 
     def inlay_contrast(self, frame: np.ndarray, stack: StackSeen, chips: int = 1) -> float:
         """How much brighter the top face's centre (its inlay) is than the face around it, were
@@ -813,7 +679,7 @@ class ChipCounter:
         c0, c1 = int(cols.min()), int(cols.max()) + 1
         if r1 - r0 < 2 or c0 < 0 or r0 < 0:
             return 0.0
-        f = features(_median(crop[r0:r1, c0:c1], axis=1), white)  # per row: (chroma b, chroma g, level)
+        f = features(median(crop[r0:r1, c0:c1], axis=1), white)  # per row: (chroma b, chroma g, level)
         mean, spread = self._models[value]  # the other denominations' models, then this one's
         d = (((f[:, None, :2] - mean[None, :, :2]) / spread[None, :, :2]) ** 2).sum(-1)  # rows x models
         level = (f[:, None, 2] >= SIDE_SHADE * mean[None, :, 2]) & (f[:, None, 2] <= 1.15 * mean[None, :, 2])
@@ -1181,7 +1047,7 @@ class ChipCounter:
         face = f[top:top + ell, inner][blob[top:top + ell, inner]]
         if len(face) < 3:
             return StackSeen(cx, cy, None, 0, 0.0)
-        colour = _median(face, 0)
+        colour = median(face, 0)
         value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
         if collect is not None and white is not None:  # chip calibration: the chip's own pixels
             core = cv2.erode(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
@@ -1224,7 +1090,7 @@ class ChipCounter:
             base_rows = self.geo.boundary(cx, cy, 0.0, cols + origin[0], upper=False)  # the base's lower outline
             shift = float((bottoms - base_rows + origin[1]).mean())
             if card:  # the split blob's rows miss its part on the card area: from the spans
-                span_px = max(span_px, int(np.ceil(float(_median(spans)))))
+                span_px = max(span_px, int(np.ceil(float(median(spans)))))
                 rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t
                 z = float(np.clip(rough - 2 * self.t, 0, top_z))
             if seen is not None:
@@ -1284,7 +1150,7 @@ class ChipCounter:
         # rim read as felt, a card's edge just behind) are left out when most columns agree
         k = int(min(max(round(est), 0), len(columns) - 1))
         shape = spans - columns[k]
-        agree = (np.abs(shape - _median(shape[keep])) <= OUTLIER_PX) & keep
+        agree = (np.abs(shape - median(shape[keep])) <= OUTLIER_PX) & keep
         if agree.sum() >= KEEP_SHARE * len(cols) and not agree.all():
             keep = agree
             est, per_chip = height(keep)
@@ -1296,9 +1162,9 @@ class ChipCounter:
         sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
         if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
             sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
-        stray = np.abs(shape[valid] - _median(shape[valid])).max() > STRAY_CHIPS * per_chip
+        stray = np.abs(shape[valid] - median(shape[valid])).max() > STRAY_CHIPS * per_chip
         middle, rims = self.geo.rims(cx, cy, count)  # where the side is read and the face's step
-        layers, foreign = self._sides(crop, origin, white, middle, rims, value) if value is not None else ((), False)
+        layers, foreign = ((), False) if value is None else self.sides.read(crop, origin, white, middle, rims, value)
         side = not layers and (foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep],
                                                              bottoms[keep], value, ell) >= FOREIGN_CHIPS * per_chip)
         stray |= side  # chips of another denomination under this top, not read one by one: a stack behind it?
@@ -1306,7 +1172,7 @@ class ChipCounter:
         # green felt under a red one, measured along the red's direction) that the edges missed
         under = self._under_base(crop, origin, felt_bgr, middle, rims) if not stray else 0.0
         stray |= not card and under >= BASE_COVERED
-        if count >= 2 and value in self._side_unsure:  # vouched for chip by chip: and felt under it, seen
+        if count >= 2 and value in self.sides.side_unsure:  # vouched for chip by chip: and felt under it, seen
             stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
         if not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
             beyond, footprint = self._beyond(blob, at, origin, cx, cy, count)
@@ -1457,16 +1323,6 @@ class _Lazy:
 def _nearest_chroma(px: np.ndarray, models: Sequence[ColourModel]) -> np.ndarray:
     """Each pixel's (N x 3 features) chroma distance to the nearest of *models*, in spreads."""
     return np.min([m.chroma_distance(px) for m in models], axis=0)
-
-
-def _median(a: np.ndarray, axis: int | None = None) -> Any:
-    """``np.median`` without its overhead, which is most of its cost on the small arrays of a
-    stack's columns (same result for finite values)."""
-    a = np.sort(np.asarray(a).ravel() if axis is None else a, axis=0 if axis is None else axis)
-    n = a.shape[0 if axis is None else axis]
-    axis = 0 if axis is None else axis
-    lo, hi = np.take(a, (n - 1) // 2, axis=axis), np.take(a, n // 2, axis=axis)
-    return (np.add(lo, hi, dtype=np.float64) if a.dtype.kind in "iub" else lo + hi) / 2
 
 
 def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:

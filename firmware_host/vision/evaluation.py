@@ -304,7 +304,7 @@ def stack_wrong(seen: StackSeen, truth: ZoneTruth, reach: float) -> bool | None:
     """Whether a stack counted with confidence holds other chips than the labelled stack within *reach*
     (mm) of its base; None when it was not counted with confidence or no stack is labelled there. A zone
     whose other stacks are uncertain is uncertain: a stack read wrong there would be a wrong count alone."""
-    from firmware_host.vision.counter import MIN_CONFIDENCE
+    from firmware_host.vision.results import MIN_CONFIDENCE
     if seen.confidence < MIN_CONFIDENCE or not seen.chips or not truth.at:
         return None
     far, j = min((float(np.hypot(seen.x - x, seen.y - y)), j) for j, (x, y) in enumerate(truth.at))

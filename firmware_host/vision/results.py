@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["UNCOUNTED", "WHY", "CardSeen", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus"]
+__all__ = ["MIN_CONFIDENCE", "UNCOUNTED", "WHY", "CardSeen", "FrameResult", "StackSeen", "ZoneCount", "ZoneStatus"]
+
+MIN_CONFIDENCE = 0.5  # a count given with less is uncertain
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,19 @@
+"""Small array helpers of the vision pipeline, where numpy's own carry overhead on the small arrays of a
+stack's columns."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["median"]
+
+
+def median(a: np.ndarray, axis: int | None = None) -> Any:
+    """``np.median`` without its overhead, which is most of its cost on the small arrays of a
+    stack's columns (same result for finite values)."""
+    a = np.sort(np.asarray(a).ravel() if axis is None else a, axis=0 if axis is None else axis)
+    n = a.shape[0 if axis is None else axis]
+    axis = 0 if axis is None else axis
+    lo, hi = np.take(a, (n - 1) // 2, axis=axis), np.take(a, n // 2, axis=axis)
+    return (np.add(lo, hi, dtype=np.float64) if a.dtype.kind in "iub" else lo + hi) / 2
