@@ -355,7 +355,8 @@ class ChipCounter:
 
     def felt_light(self, frame: np.ndarray) -> dict[str, float]:
         """Each chip zone's felt level in *frame*: the median of its pixels of the felt's colour at any
-        level (a spot may light it beyond what counting takes for felt), as a share of the felt model's
+        level (a spot may light it beyond what counting takes for felt; brighter than the felt model, its
+        colour may stray from the felt's that many times further), as a share of the felt model's
         level under the white patch's light (every fourth row and column; a zone with under
         ``LIGHT_PIXELS`` of them is left out)."""
         white = self.white(frame)
@@ -365,7 +366,10 @@ class ChipCounter:
             if roi.zone.kind == "cards":
                 continue
             parts = cv2.transform(_every(frame[roi.y0:roi.y1, roi.x0:roi.x1], 4).astype(np.float32), split)
-            felt = cv2.inRange(parts, self._lit_low, self._lit_high) > 0
+            lit = np.maximum(parts[..., 0], 1.0)  # a pool brighter than the felt model strays further from its
+            felt = (cv2.inRange(parts, self._lit_low, self._lit_high) > 0) | (  # colour (the counting's bounds
+                (parts[..., 0] > 1.0) & (parts[..., 1] <= FELT_GLARE)  # about the zone's light widen alike)
+                & (np.abs(parts[..., 2]) <= self._lit_high[2] * lit))
             level = parts[..., 0][felt & roi.mask[::4, ::4]]
             if len(level) >= LIGHT_PIXELS:
                 out[roi.zone.name] = float(median(level))
