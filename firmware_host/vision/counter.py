@@ -18,6 +18,10 @@ the zone is ``occluded`` (unless a thin printed line joined a stack to it: it is
 there); a blob of the wrong shape, specks that gather into part of a chip, or a
 count or colour that falls between two answers makes the zone ``uncertain`` with
 a low confidence, never a guess. See ``docs/vision.md``.
+
+Its parts: ``vision.projection`` (where a stack lies in the picture), ``vision.sides`` (a stack's chips
+read on its side), ``vision.hiding`` (a chip wholly hidden behind stacks), ``vision.results`` (what a
+frame shows).
 """
 from __future__ import annotations
 

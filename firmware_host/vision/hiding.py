@@ -58,10 +58,10 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
     far = np.linalg.norm(at - geo.cam_xy, axis=1)
     heights = np.array([s.count for s in counted]) * geo.t
 
-    def over(top: np.ndarray, behind: float) -> np.ndarray:
-        """Whether the line from the camera over each stack's top passes over a point *behind* mm
+    def over(top: np.ndarray, further: float) -> np.ndarray:
+        """Whether the line from the camera over each stack's top passes over a point *further* mm
         further on and *top* mm lower than that top."""
-        return top * (far + geo.r) >= behind * np.maximum(geo.cam_z - heights, 1.0)
+        return top * (far + geo.r) >= further * np.maximum(geo.cam_z - heights, 1.0)
 
     def clear(spots: np.ndarray) -> np.ndarray:  # clear of every stack's footprint
         return np.linalg.norm(spots[:, None, :] - at[None, :, :], axis=2).min(1) >= 2 * geo.r - HIDDEN_SLACK
