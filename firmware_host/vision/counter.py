@@ -36,7 +36,7 @@ import numpy as np
 from calibration.chips import ChipModels, ColourModel, features, side_features
 from calibration.geometry import TableCalibration
 from firmware_host.vision import hiding
-from firmware_host.vision.arrays import median
+from firmware_host.vision.arrays import every, median
 from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
 from firmware_host.vision.projection import StackProjection, ZoneRoi
@@ -131,7 +131,7 @@ class ChipCounter:
         self.geo = StackProjection(calib)  # where stacks lie in the picture
         self.cam = calib.camera
         lay = calib.layout
-        self.r, self.t = lay.chip_diameter / 2, lay.chip_thickness
+        self.r, self.t = self.geo.r, self.geo.t  # a chip's radius and thickness (mm)
         w, h = calib.image_size
         self.rois: list[ZoneRoi] = []
         for zone in lay.zones:
@@ -185,7 +185,6 @@ class ChipCounter:
         self._felt_bounds = {z: ((FELT_SHADE * min(lit, 1.0), -1e9, -bound * max(lit, 1.0)),
                                  (1.6 * max(lit, 1.0), FELT_GLARE, bound * max(lit, 1.0)))
                              for z, lit in models.felt_light.items()}
-        self._lit_low, self._lit_high = (FELT_SHADE, -1e9, -bound), (10.0, FELT_GLARE, bound)  # felt: any light
         # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
         self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
         # per denomination: the other denominations' models' means and spreads, then its own
@@ -369,14 +368,14 @@ class ChipCounter:
         for roi in self.rois:
             if roi.zone.kind == "cards":
                 continue
-            parts = cv2.transform(_every(frame[roi.y0:roi.y1, roi.x0:roi.x1], 4).astype(np.float32), split)
-            lit = np.maximum(parts[..., 0], 1.0)  # a pool brighter than the felt model strays further from its
-            felt = (cv2.inRange(parts, self._lit_low, self._lit_high) > 0) | (  # colour (the counting's bounds
-                (parts[..., 0] > 1.0) & (parts[..., 1] <= FELT_GLARE)  # about the zone's light widen alike)
-                & (np.abs(parts[..., 2]) <= self._lit_high[2] * lit))
-            level = parts[..., 0][felt & roi.mask[::4, ::4]]
-            if len(level) >= LIGHT_PIXELS:
-                out[roi.zone.name] = float(median(level))
+            parts = cv2.transform(every(frame[roi.y0:roi.y1, roi.x0:roi.x1], 4).astype(np.float32), split)
+            level, glare, residual = parts[..., 0], parts[..., 1], parts[..., 2]
+            # brighter than the felt model, its colour may stray that many times further (as counting allows)
+            felt = ((level >= FELT_SHADE) & (level <= 10.0) & (glare <= FELT_GLARE)
+                    & (np.abs(residual) <= self._felt_high[2] * np.maximum(level, 1.0)))
+            here = level[felt & roi.mask[::4, ::4]]
+            if len(here) >= LIGHT_PIXELS:
+                out[roi.zone.name] = float(median(here))
         return out
 
     def light_moved(self, frame: np.ndarray) -> dict[str, float]:
@@ -865,7 +864,7 @@ class ChipCounter:
             here = change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2] if change is not None else None
             motion = here is not None and cv2.countNonZero(here) / max(here.size, 1) > MOTION_SHARE
             if roi.zone.kind == "cards":  # cards are big: half scale is plenty
-                crop = _every(crop, 2)
+                crop = every(crop, 2)
             elif relit is not None:  # a light the chip models do not know: nothing is read with confidence
                 zones[roi.zone.name] = ZoneCount(roi.zone.name, ZoneStatus.UNCERTAIN, 0, (), (), 0.0, motion,
                                                  why=("relit",))
@@ -1004,7 +1003,7 @@ class ChipCounter:
                 continue
             if felt_bgr is None:  # the felt's colour here, under this light
                 bare = (~fg_raw[::2, ::2]).astype(np.uint8)  # (at half scale)
-                felt_bgr = np.array((cv2.mean(_every(crop, 2), bare) if cv2.countNonZero(bare) > 20
+                felt_bgr = np.array((cv2.mean(every(crop, 2), bare) if cv2.countNonZero(bare) > 20
                                      else cv2.mean(crop))[:3], np.float32)
             own = np.zeros_like(fg)  # this stack's pixels and 2 px around: not a card or stack beside it
             y0, x0 = max(y - 2, 0), max(x - 2, 0)
@@ -1397,16 +1396,6 @@ def _bgr(channels: Iterable[float]) -> tuple[float, float, float]:
 def _half(crop: np.ndarray) -> np.ndarray:
     """*crop* at half scale, each pixel the mean of the 2 x 2 it covers (odd sizes rounded up)."""
     return cv2.resize(crop, ((crop.shape[1] + 1) // 2, (crop.shape[0] + 1) // 2), interpolation=cv2.INTER_AREA)
-
-
-def _every(image: np.ndarray, step: int) -> np.ndarray:
-    """Every *step*-th row and column of a colour *image* (as ``image[::step, ::step]``), contiguous: copied
-    channel by channel, several times faster than numpy's copy of 3-byte pixels."""
-    out = np.empty(((image.shape[0] + step - 1) // step, (image.shape[1] + step - 1) // step, image.shape[2]),
-                   image.dtype)
-    for c in range(image.shape[2]):
-        out[..., c] = image[::step, ::step, c]
-    return out
 
 
 def _half_mask(mask: np.ndarray) -> np.ndarray:
