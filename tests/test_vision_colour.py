@@ -195,8 +195,8 @@ def test_a_felt_coloured_chip_under_a_stack_is_seen_by_what_shows_under_its_base
     is its white edge spots under the base, 0.29 of the middle columns. ``BASE_COVERED`` (0.25) makes the
     stack uncertain; at 0.3 it was read 2000 for 2200 (cost on the 68 evaluations: -0.09 points on average,
     the renderer's ``dim`` and ``blur`` -1.7; nothing on the 84 held-out ones)."""
-    from firmware_host.vision import counter as vision
+    from firmware_host.vision import stack
     mixed = load_set(write_condition_set(tmp_path, layout_path, "mixed", scenes=1))
     assert evaluate(mixed)["wrong_share"] == 0
-    monkeypatch.setattr(vision, "BASE_COVERED", 0.3)
+    monkeypatch.setattr(stack, "BASE_COVERED", 0.3)
     assert evaluate(mixed)["wrong_share"] > 0

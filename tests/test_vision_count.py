@@ -16,6 +16,7 @@ from firmware_host.vision import hiding, results, sides
 from firmware_host.vision.faceup import FaceUp
 from firmware_host.vision.sides import SideReader
 from firmware_host.vision.stability import Stability
+from firmware_host.vision.stack import Picture, StackReader
 
 LAYOUT = "hardware/camera/table8.toml"
 DATA = "tests/data/vision"
@@ -322,7 +323,7 @@ def test_the_top_face_centre_confirms_the_count_and_refuses_its_neighbours(table
         seen = [s for s in counter.count(frame).zones["bet:1" if stack.y < 0 else "bet:4"].stacks]
         x, y = seen[0].x, seen[0].y
         white = counter.white(frame)
-        assert [counter._inlay_peaks(frame, np.zeros(2), white, x, y, n, value)
+        assert [counter.stacks.inlay_peaks(Picture(frame, (0, 0), white), x, y, n, value)
                 for n in (stack.count - 1, stack.count, stack.count + 1)] == [False, True, False], stack
 
 
@@ -354,7 +355,7 @@ def test_a_red_stack_against_a_red_card_back_is_never_guessed(table, monkeypatch
     assert all(zc.status != "ok" or zc.amount == truth for zc, truth in results), [
         (zc.amount, truth) for zc, truth in results if zc.status == "ok" and zc.amount != truth]
     assert sum(zc.status == "ok" for zc, _ in results) >= 5  # where felt shows over the top: counted
-    monkeypatch.setattr(vision.ChipCounter, "_inlay_peaks", lambda *args: True)
+    monkeypatch.setattr(StackReader, "inlay_peaks", lambda *args: True)
     monkeypatch.setattr(SideReader, "read", lambda *args: ((), False))
     blind = [(counter.count(frame).zones["bet:2"], truth) for frame, truth in shots]
     assert any(zc.status == "ok" and zc.amount != truth for zc, truth in blind)
@@ -423,10 +424,10 @@ def test_a_stack_standing_behind_another_of_another_colour_is_not_read_as_one_ta
         return [(zone, zc.chips) for frame, zone, amount in shots
                 for zc in [counter.count(frame).zones[zone]] if zc.status == "ok" and zc.amount != amount]
     assert wrong() == []
-    monkeypatch.setattr(vision.ChipCounter, "_foreign_side", lambda *args: 0.0)
+    monkeypatch.setattr(StackReader, "_foreign_side", lambda *args: 0.0)
     monkeypatch.setattr(SideReader, "read", lambda *args: ((), False))
     assert wrong() == []  # without the side's colours: the front stack's face under the top rim
-    monkeypatch.setattr(vision, "FACE_STEP", 10.0)
+    monkeypatch.setattr("firmware_host.vision.stack.FACE_STEP", 10.0)
     assert len(wrong()) >= 2  # without either: one taller stack, confidently
 
 
@@ -452,7 +453,7 @@ def test_a_mixed_stack_is_the_sum_of_its_chips_read_on_its_side_or_uncertain(tab
     seen = read()
     assert seen["wrong"] <= 2 and seen["exact"] >= 5, seen
     monkeypatch.setattr(SideReader, "read", lambda *args: ((), False))
-    monkeypatch.setattr(vision.ChipCounter, "_under_base", lambda *args: 0.0)
+    monkeypatch.setattr(StackReader, "_under_base", lambda *args: 0.0)
     assert read()["wrong"] >= 8  # without them: the top's colour times the height, or a chip missed
 
 
@@ -471,7 +472,7 @@ def test_a_stack_seen_beside_the_one_in_front_of_it_is_not_dropped(table, monkey
         return [(zone, zc.chips) for frame, zone, amount in shots
                 for zc in [counter.count(frame).zones[zone]] if zc.status == "ok" and zc.amount != amount]
     assert wrong() == []
-    monkeypatch.setattr(vision.ChipCounter, "_beyond_outline", lambda *args: 0.0)
+    monkeypatch.setattr(StackReader, "beyond_outline", lambda *args: 0.0)
     assert len(wrong()) >= 4
     alone = counter.count(picture(table, [Stack(-260, 340, 2000, 12)], seed=1)).zones["bet:4"]
     assert alone.status == "ok" and alone.chips == ((2000, 12),)

@@ -311,9 +311,10 @@ def _with_and_without(monkeypatch, rule, off, frames, calibration=None):
     """The figures of *frames* (with *calibration*'s pictures) as the counter stands, then with its
     constant *rule* set to *off* (the rule that mends a case, switched off)."""
     from firmware_host.vision import counter as vision
-    from firmware_host.vision import sides
-    with_rule = _figures(frames, calibration)  # (the side reading's constants are in vision.sides)
-    monkeypatch.setattr(sides if hasattr(sides, rule) else vision, rule, off if not callable(off) else off(vision))
+    from firmware_host.vision import sides, stack
+    with_rule = _figures(frames, calibration)  # (the constants are in the module of the part they rule)
+    module = next(m for m in (sides, stack, vision) if hasattr(m, rule))
+    monkeypatch.setattr(module, rule, off if not callable(off) else off(vision))
     return with_rule, _figures(frames, calibration)
 
 
@@ -327,19 +328,18 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
     as a 200 at 0.61, and with cool-bright-121's another such stack's side reads as three 200s but felt is
     not seen under its base (with flicker-lens's calibration before its right camera's lens was fitted,
     the edges missed the 50 the same way)."""
-    from firmware_host.vision import counter as vision
-    from firmware_host.vision import sides
+    from firmware_host.vision import sides, stack
     monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)  # read as shown (a chip could hide
     warm = _figures(PHYSICAL / "dim-warm")  # behind 16 of these zone-frames' stacks: 27.0 % exact with that rule)
     assert warm["wrong_share"] == 0 and warm["exact_share"] >= 0.4, warm
     bright, take, other = PHYSICAL / "cool-bright", RETAKE / "cool-bright-111", RETAKE / "cool-bright-121"
     assert _figures(bright, take)["wrong_share"] == 0 and _figures(bright, other)["wrong_share"] == 0
-    monkeypatch.setattr(sides, "VOUCHED_BOTTOM", vision.MIN_CONFIDENCE)
+    monkeypatch.setattr(sides, "VOUCHED_BOTTOM", sides.MIN_CONFIDENCE)
     assert _figures(bright, take)["wrong_share"] == 0  # the grey 50's side under the 200s' shows a step
-    monkeypatch.setattr(vision, "FACE_STEP", 10.0)  # like a face's (``FACE_STEP`` catches it too): without both
+    monkeypatch.setattr(stack, "FACE_STEP", 10.0)  # like a face's (``FACE_STEP`` catches it too): without both
     assert _figures(bright, take)["wrong_share"] > 0
     monkeypatch.setattr(sides, "VOUCHED_BOTTOM", 0.8)
-    monkeypatch.setattr(vision, "VOUCHED_BASE", 1.0)
+    monkeypatch.setattr(stack, "VOUCHED_BASE", 1.0)
     assert _figures(bright, other)["wrong_share"] > 0
     monkeypatch.setattr(SideReader, "vouched", staticmethod(lambda read, value, level_alike=False: False))
     assert _figures(PHYSICAL / "dim-warm")["exact_share"] < 0.3

@@ -153,6 +153,7 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
 
     from calibration.geometry import draw_calibration, load_calibration
     from firmware_host.vision import counter as vision
+    from firmware_host.vision.stack import INLAY_MIN
     try:
         calib = load_calibration(args.table)
     except (OSError, ValueError) as exc:
@@ -220,7 +221,7 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
     print("edge bias (px a single chip's silhouette measures beyond its geometry): "
           + ", ".join(f"{v}: {b:+.2f}" for v, b in sorted(models.edge_bias.items())))
     print("inlay (how much brighter a chip's centre than its face; under "
-          f"{vision.INLAY_MIN} its stacks are never counted against a card of their colour): "
+          f"{INLAY_MIN} its stacks are never counted against a card of their colour): "
           + ", ".join(f"{v}: {c:.2f}" for v, c in sorted(models.inlay.items())))
     print(f"camera {name}: wrote {out} and {contact_sheet}")
     return 0

@@ -19,9 +19,9 @@ there); a blob of the wrong shape, specks that gather into part of a chip, or a
 count or colour that falls between two answers makes the zone ``uncertain`` with
 a low confidence, never a guess. See ``docs/vision.md``.
 
-Its parts: ``vision.projection`` (where a stack lies in the picture), ``vision.sides`` (a stack's chips
-read on its side), ``vision.hiding`` (a chip wholly hidden behind stacks), ``vision.results`` (what a
-frame shows).
+Its parts: ``vision.projection`` (where a stack lies in the picture), ``vision.stack`` (one stack
+measured), ``vision.sides`` (a stack's chips read on its side), ``vision.hiding`` (a chip wholly hidden
+behind stacks), ``vision.results`` (what a frame shows).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ import numpy as np
 from calibration.chips import ChipModels, ColourModel, features, side_features
 from calibration.geometry import TableCalibration
 from firmware_host.vision import hiding
-from firmware_host.vision.arrays import every, median
+from firmware_host.vision.arrays import components, every, median
 from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
 from firmware_host.vision.projection import StackProjection, ZoneRoi
@@ -48,51 +48,23 @@ from firmware_host.vision.results import (
     ZoneCount,
     ZoneStatus,
 )
-from firmware_host.vision.sides import SideReader, sample
+from firmware_host.vision.sides import SideReader
+from firmware_host.vision.stack import BEYOND_FOOTPRINTS, Picture, StackBlob, StackReader, ZonePicture
 
-__all__ = ["ChipCounter", "count_confidence", "learn_chips"]
+__all__ = ["ChipCounter", "learn_chips"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
 FELT_SHADE = 0.4  # the darkest the felt may be (share of its calibrated level): a shadow deeper than this is not felt
-INNER_TOP, INNER_BOT = (3, 7), (3, 6)  # rows inside an edge whose median is the chip's level there
-STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack (a random walk up it)
-MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
-CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
-COLUMN_MARGIN = 0.25  # share of the base's width left out on either side (the rim's steep ends)
-OUTLIER_PX = 1.5  # px a column's span may stray from the other columns' before it is left out
-KEEP_SHARE = 0.6  # the least share of a stack's columns a count rests on (outliers out, tops against a card)
-STRAY_CHIPS = 2.0  # a column further than this off the others' span: the outline is not one stack's
-CONFIDENT_SIGMAS = 1.5  # uncertainties between a confident height and the half-way point to the next count
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
 CARD_NOISE = 4.0  # grey levels of noise a colour card patch may show beyond REFERENCE_MAX_SPREAD of its level
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 BASE_REFINED = 5.0  # mm: the most the base's refinement moves it from the rough base (measured: 1.4 over 9,180)
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
-CARD_SEPARATION = 8.0  # spreads of a chip's top face model a card's colour must be from it to tell them apart
-CLEAR_ROWS = 2  # rows of felt just over a column's top that show it clear of a card like the chip behind
-CLEAR_COLUMNS, CLEAR_SHARE = 3, 0.15  # the fewest such clear columns (number, share of the stack's) to count it
-INLAY_SHARE = 0.4  # share of its learnt contrast a top face's centre must show to confirm a count
-INLAY_MIN = 0.15  # a learnt inlay contrast under this confirms no count (the centre does not stand out)
-INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
-BEYOND_FOOTPRINTS = 0.25  # chip footprints of a blob beyond its stack's outline: not one stack (plain: at most 0.09)
-BEYOND_OTHER = 0.08  # chip footprints of one patch of another denomination's colour there: a stack behind it showing
-# beside it (a sliver: 0.11-0.15; plain stacks at most 0.02-0.05, 0.08 blurred 2 px)
-CHROMA_FLOOR = 0.08  # a pixel darker than this (share of the white patch) has no chroma to tell a colour by
-FOREIGN_CHIPS = 1.0  # chips of another denomination's side under a stack's top: a stack behind it, not one stack
-FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour model is not the top's denomination
-OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
-SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
-CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
 VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
 # one's looks like the felt (kept as hidden); one found as often stands out of it whatever its model's distance
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
-UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
-FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
-BASE_COVERED = 0.25  # share of the columns not felt there: a chip under the base the edges did not see (a green
-# 200 on green felt under a pink 2000 showed 0.29 of its white edge spots: 0.3 read it as one 2000)
-VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side look-alike): felt under its base
 LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, against the rest of the table's, than
 # in the calibration pictures (a spot moved, a lamp out): its chips are not counted (learnt in other light)
 LIGHT_ASIDE = 1.25  # ... this many times: a stack there whose top face reads under WEAK_COLOUR is not counted
@@ -106,20 +78,10 @@ PRINT_CLEAN = 3  # chips of a denomination off the print that chip calibration l
 THIN_CUT = 0.05  # chip footprints (width squared) of the zone the cut may take away: more is an arm's
 SPECKS = 0.05  # chip footprints of specks (each too small to measure) within SPECKS_REACH chip widths of one
 SPECKS_REACH = 0.75  # another: something on the felt that cannot be read (a chip the felt test half misses)
-FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from side to face under a lower rim than a
-FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
 UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) from the empty table's picture changed
 UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
 UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
 # missed, when a denomination looks like the felt (``ChipModels.hidden``): the zone is uncertain
-
-
-# a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
-# from that colour to the chip's top face (card 0, chip 1); see ChipCounter._card_contrast
-_CardContrast = tuple[np.ndarray, np.ndarray, np.ndarray]
-# a stack's measured columns (crop), their silhouette heights (px) and bottom rows, whether each top
-# is near a card and clear of it (None without a card); see ChipCounter._column_spans
-_ColumnSpans = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 
 
 class ChipCounter:
@@ -129,6 +91,7 @@ class ChipCounter:
         self.calib, self.models = calib, models
         self.sides = SideReader(models)  # a stack's chips read one by one on its side
         self.geo = StackProjection(calib)  # where stacks lie in the picture
+        self.stacks = StackReader(calib, models, self.geo, self.sides)  # one stack measured
         self.cam = calib.camera
         lay = calib.layout
         self.r, self.t = self.geo.r, self.geo.t  # a chip's radius and thickness (mm)
@@ -185,14 +148,6 @@ class ChipCounter:
         self._felt_bounds = {z: ((FELT_SHADE * min(lit, 1.0), -1e9, -bound * max(lit, 1.0)),
                                  (1.6 * max(lit, 1.0), FELT_GLARE, bound * max(lit, 1.0)))
                              for z, lit in models.felt_light.items()}
-        # per denomination, the colour direction its edges are measured in (see chips.edge_direction)
-        self._directions = {v: np.array(d, np.float32) for v, d in models.edge_dir.items()}
-        # per denomination: the other denominations' models' means and spreads, then its own
-        self._models: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for v in models.chips:
-            order = [m for u, m in models.chips.items() if u != v] + [models.chips[v]]
-            self._models[v] = (np.array([m.mean for m in order], np.float32), np.array([m.spread for m in order],
-                                                                                     np.float32))
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
         self._empty = self._empty_crops(calib.empty) if models.hidden else {}
         self._printed: np.ndarray | None = None  # the print's pixels in the whole picture
@@ -219,7 +174,7 @@ class ChipCounter:
             width = self.calib.chip_diameter_px(*np.array(roi.zone.polygon).mean(0))
             thin = int(THIN * width) | 1
             opened = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
-            _, labels, stats, _ = _components(((off > 0) & (opened == 0)).astype(np.uint8))
+            _, labels, stats, _ = components(((off > 0) & (opened == 0)).astype(np.uint8))
             big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= PRINT_PART * width * width)
             printed = np.isin(labels, big[big > 0]).astype(np.uint8)
             rows, cols = np.nonzero(cv2.dilate(printed, np.ones((3, 3), np.uint8)))  # and its blurred edges
@@ -263,7 +218,7 @@ class ChipCounter:
         left = changed.astype(bool) & ~outline.astype(bool) & mask
         if cut is not None:
             left &= ~_half_mask(cut)
-        n, _, stats, centres = _components(left.astype(np.uint8))
+        n, _, stats, centres = components(left.astype(np.uint8))
         if n < 2:
             return None
         k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
@@ -290,8 +245,8 @@ class ChipCounter:
         """Whether a blob (at *at* in *roi*) placed at (x, y), beyond the zone, is another zone's: little of
         it (0.2 chip footprint) over this zone, or it fits the outline of one stack standing there (not a stack
         of this zone joined to a printed line, whose lowest point is the line's)."""
-        return _over(blob, at, roi) <= 0.2 * width * width or self._beyond_outline(
-            *self._beyond(blob, at, (roi.x0, roi.y0), x, y, self.calib.layout.max_stack)) <= BEYOND_FOOTPRINTS
+        return _over(blob, at, roi) <= 0.2 * width * width or self.stacks.beyond_outline(
+            *self.stacks.beyond(blob, at, (roi.x0, roi.y0), x, y, self.calib.layout.max_stack)) <= BEYOND_FOOTPRINTS
 
     def _unprinted(self, name: str, fg: np.ndarray, smooth: np.ndarray, white: np.ndarray) -> np.ndarray:
         """*fg* (a chip zone's not-felt pixels) less the felt's print where it looks as it did in the empty
@@ -417,170 +372,9 @@ class ChipCounter:
         return (float(mean.mean()) >= REFERENCE_MIN_LEVEL
                 and float((patch.std(0) / np.maximum(mean, 1.0)).max()) <= REFERENCE_MAX_SPREAD)
 
-    def _column_spans(self, crop: np.ndarray, origin: tuple[int, int], x: float, y: float, felt: np.ndarray, z: float,
-                      white: np.ndarray | None = None, direction: np.ndarray | None = None,
-                      not_felt: np.ndarray | None = None, own: np.ndarray | None = None,
-                      card: _CardContrast | None = None) -> _ColumnSpans | None:
-        """Sub-pixel silhouette height (crop coordinates) at the columns both the base and the top
-        face of a stack about *z* mm high cover: there the top is the top face's rim, not the side.
-
-        Each column's two ends are found against the felt just beyond them in that column
-        (glare and vignetting change the felt from place to place), in the light-normalised
-        colour space projected on the denomination's *direction* (in which its face, side,
-        shading and white decorations look alike and the felt differs): the profile is then a
-        plain step from felt (0) to chip whose half level is the edge, whatever the blur.
-        Without a direction, the distance from the local felt is used. *not_felt* (the ROI's
-        mask of pixels off the felt-and-glare plane) gives each column's rough ends; *own* (the
-        stack's blob, a little widened) keeps a card or stack just behind it out of them.
-
-        *card* (the card's pixels, its light-normalised colour and the direction from it to the
-        chip's top face, card 0, chip 1): a run of rows never bridges the card's pixels; a top
-        with not-felt just over it is where the column leaves the chip's colour, for the felt's
-        or the card's: the lesser of the two profiles (chip 1 in both) crosses half the chip's
-        level (a strip of felt between chip and card is no chip along the card's direction
-        alone). Also returns, per column, whether its top is near a card (None without *card*)
-        and whether the chip stands clear of it there (a step of over 0.6).
-        """
-        heights = np.array([0.0, self.t * self.calib.layout.max_stack, z, self.t])
-        base, top, near_top, first = self.geo.rings(x, y, heights)
-        base, top, near_top = base - origin, top - origin, near_top - origin
-        u0, u1 = max(base[:, 0].min(), near_top[:, 0].min()), min(base[:, 0].max(), near_top[:, 0].max())
-        cols = np.arange(int(np.ceil(u0 + COLUMN_MARGIN * (u1 - u0))),
-                         int(np.floor(u1 - COLUMN_MARGIN * (u1 - u0))) + 1)
-        r0, r1 = int(max(top[:, 1].min() - 6, 0)), int(min(base[:, 1].max() + 9, crop.shape[0]))
-        cols = cols[(cols >= 0) & (cols < crop.shape[1])]
-        if len(cols) < 2 or r1 - r0 < 6:
-            return None
-        span = slice(int(cols[0]), int(cols[-1]) + 1)  # (the columns are a run: sliced, not gathered)
-        sub = crop[r0:r1, cols].astype(np.float32)  # rows x columns x BGR
-        n_rows, n_cols = sub.shape[:2]
-        rows = np.arange(n_rows)[:, None]
-        # the run of not-felt rows that holds the base (gaps of one row bridged), per column
-        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0) if white is not None else np.ones(3, np.float32)
-        lit = (sub * scale) @ direction if direction is not None else None  # (linear: projected once)
-        if lit is not None:  # half way to the chip's colour (the direction is scaled so)
-            mask = lit - (felt * scale) @ direction > 0.3
-        elif not_felt is not None:
-            mask = not_felt[r0:r1, span]
-        else:
-            mask = np.linalg.norm(sub - felt, axis=-1) > 25.0
-        if own is not None:
-            mask = mask & own[r0:r1, span]  # (not in place: *mask* may be a view of *not_felt*)
-        bridged = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((4, 1), np.uint8)).astype(bool)
-        bridged[:2] |= mask[:2]
-        bridged[-2:] |= mask[-2:]
-        if card is not None:  # a run never bridges a card (a strip of it between the chip and the felt)
-            bridged &= ~card[0][r0:r1, span]
-        if not mask.any(0).all():
-            return None
-        bottom = n_rows - 1 - np.argmax(mask[::-1], axis=0)
-        top_row = np.where(~bridged & (rows < bottom), rows, -1).max(0) + 1
-        if (bottom - top_row < 2).any():
-            return None
-        at = np.arange(n_cols)
 
 
-        def profile(felt_rows: np.ndarray) -> np.ndarray:
-            """The column's felt from the given rows, then the profile against it."""
-            felt_rows = np.clip(felt_rows, 0, n_rows - 1)
-            if lit is not None:
-                return lit - lit[felt_rows, at].mean(0)
-            along: np.ndarray = np.linalg.norm((sub - sub[felt_rows, at].mean(0)) * scale, axis=-1)
-            return along
 
-        above = profile(top_row[None, :] - np.arange(3, 7)[:, None])
-        below = profile(bottom[None, :] + np.arange(3, 7)[:, None])
-        inner = np.arange(*INNER_TOP)[:, None]  # the chip just inside the edge (its face at the top)
-        half_top = median(above[np.minimum(top_row + inner, bottom), at], 0) / 2
-        backed = clear = None
-        if card is not None and not_felt is not None:  # columns whose top is against a card (or near one)
-            over = np.clip(top_row[None, :] - np.arange(3, 8)[:, None] + r0, 0, not_felt.shape[0] - 1)
-            backed = not_felt[over, cols[None, :]].any(0)
-            clear = np.ones(n_cols, bool)
-            if backed.any():  # the top: where the column leaves the chip's colour, for the felt's or the card's
-                along = np.minimum(((sub - felt) * scale) @ direction, (sub * scale - card[1]) @ card[2])
-                level = median(along[np.minimum(top_row + inner, bottom), at], 0)
-                clear = ~backed | (level > 0.6)
-                above = np.where(backed, along, above)
-                half_top = np.where(backed, level / 2, half_top)
-        inner = np.arange(*INNER_BOT)[:, None]  # (its side at the base)
-        # at the base, the first layer's side: nearer the edge when a layer is over 1.5 px high
-        near = 1 if float(base[:, 1].min() + origin[1] - first[:, 1].min()) >= 1.5 else 0
-        half_bot = median(below[np.maximum(bottom - inner + near, top_row), at], 0) / 2
-        # top: the first row from above (from 3 rows over the run) at or over the half level
-        hit = (rows >= np.maximum(top_row - 3, 1)) & (above >= half_top)
-        if not hit.any(0).all():  # a column whose profile never reaches its half level: no edge there
-            return None
-        i = np.argmax(hit, axis=0)
-        a, b = above[i - 1, at], above[i, at]
-        tops = i - 1 + np.clip((half_top - a) / np.where(b != a, b - a, 1.0), 0.0, 1.0)
-        # bottom: the first row from below (from 3 rows under the run) at or over the half level
-        hit = (rows <= np.minimum(bottom + 3, n_rows - 2)) & (below >= half_bot)
-        if not hit.any(0).all():
-            return None
-        i = n_rows - 1 - np.argmax(hit[::-1], axis=0)
-        a, b = below[i, at], below[i + 1, at]
-        bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)
-        return cols, bottoms - tops, bottoms + r0, backed, clear
-
-    def _inlay(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float,
-               counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """The top face's centre (its inlay) and the face around it, were the stack *counts* chips
-        high: their median brightness (light-normalised, sum of channels) per count (NaN where
-        out of the crop)."""
-        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
-        centre, face = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
-        for k, n in enumerate(counts):
-            rings = [self.geo.ring(x, y, n * self.t, self.geo.ring_shape * f) - origin for f in (0.36, 0.55, 0.75)]
-            x0, y0 = np.floor(rings[2].min(0)).astype(int) - 1
-            x1, y1 = np.ceil(rings[2].max(0)).astype(int) + 2
-            if x0 < 0 or y0 < 0 or x1 > crop.shape[1] or y1 > crop.shape[0]:
-                continue
-            b = (crop[y0:y1, x0:x1].astype(np.float32) * scale).sum(-1)
-            masks = []
-            for ring in rings:
-                m = np.zeros(b.shape, np.uint8)
-                cv2.fillConvexPoly(m, np.round((ring - (x0, y0)) * 16).astype(np.int32), 1, cv2.LINE_8, 4)
-                masks.append(m.astype(bool))
-            annulus = masks[2] & ~masks[1]
-            if masks[0].any() and annulus.any():
-                centre[k], face[k] = np.median(b[masks[0]]), np.median(b[annulus])
-        return centre, face
-
-    def _under_base(self, crop: np.ndarray, origin: tuple[int, int], felt: np.ndarray, cols: np.ndarray,
-                    rims: np.ndarray) -> float:
-        """The share of a stack's middle *cols* (and its layers' front *rims*: ``geo.rims``) unlike the
-        *felt* around it (BGR) ``UNDER_BASE`` of a chip under its base's front rim: felt there unless a chip
-        under it was missed (a chip the felt test takes for lit felt, a green one on green felt, is still
-        unlike the felt beside it)."""
-        base = rims[0]
-        rise = float(median(base - rims[1]))
-        rows = np.round(base + UNDER_BASE * rise).astype(int) - origin[1]
-        cols = cols - origin[0]
-        inside = (cols >= 0) & (cols < crop.shape[1]) & (rows >= 0) & (rows < crop.shape[0])
-        if inside.sum() < 3:
-            return 0.0
-        px = crop[rows[inside], cols[inside]].astype(np.float32)
-        off = np.linalg.norm(px - felt, axis=1) / max(float(np.linalg.norm(felt)), 1.0)
-        return float((off > FELT_APART).mean())
-
-    def _face_lower(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, cols: np.ndarray,
-                    rims: np.ndarray) -> bool:
-        """Whether a stack (its middle *cols* and layers' front *rims*: ``geo.rims``) shows the step from
-        side to face (brighter) under a lower rim than its top's: ``FACE_STEP`` or more there, and under
-        ``FACE_STEP_SHARE`` of it under the top rim. Two stacks of one colour, one touching the other just
-        behind it along the line of sight, make one silhouette whose top is the one behind's face, seen
-        over the front one's: read as one stack two chips taller (a held-out take: five 50s and four 50s
-        behind them read as seven).
-        Each rim's step: over the middle half of the columns, the median of the mean brightness 1 and 1.5
-        rows over it less 1 and 1.5 rows under it."""
-        px = sample(crop, origin, cols, rims[1:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None])
-        if px is None:
-            return False
-        level = (px / np.maximum(white.astype(np.float32), 1.0)).sum(-1)  # rims x 4 x columns
-        steps = median(level[:, :2].mean(1) - level[:, 2:].mean(1), axis=1)
-        lower = float(steps[:-1].max())
-        return lower >= FACE_STEP and float(steps[-1]) <= FACE_STEP_SHARE * lower
 
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
         """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
@@ -592,224 +386,18 @@ class ChipCounter:
         """How much brighter the top face's centre (its inlay) is than the face around it, were
         *stack* (found in *frame*) *chips* high: light-normalised, sum of channels; NaN when out
         of the picture. Chip calibration learns it per denomination from single chips."""
-        centre, face = self._inlay(frame, (0, 0), self.white(frame), stack.x, stack.y, [chips])
+        centre, face = self.stacks.inlay(Picture(frame, (0, 0), self.white(frame)), stack.x, stack.y, [chips])
         return float(centre[0] - face[0])
 
-    def _inlay_peaks(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, x: float, y: float, n: int,
-                     value: int | None) -> bool:
-        """Whether the top face's centre is where a stack of *n* chips has it: its inlay brighter
-        than the face around it by at least ``INLAY_SHARE`` of what the chip calibration measured,
-        and more so than one chip lower or higher. A top measured against a card like the chip
-        that is the card's edge, not the chip's, has it chips lower. False for a denomination
-        whose inlay was not seen to stand out (``INLAY_MIN``)."""
-        learnt = self.models.inlay.get(value, 0.0) if value is not None else 0.0
-        if learnt < INLAY_MIN:
-            return False
-        counts = [n - 1, n, n + 1] if n > 1 else [n, n + 1]
-        centre, face = self._inlay(crop, origin, white, x, y, counts)
-        at = counts.index(n)
-        if np.isnan(centre).any():
-            return False
-        return bool(centre[at] - face[at] >= INLAY_SHARE * learnt and np.argmax(centre) == at
-                    and np.sum(centre == centre[at]) == 1)
 
-    def _clear_of_card(self, cols: np.ndarray, spans: np.ndarray, bottoms: np.ndarray, columns: np.ndarray,
-                       bias: float, not_felt: np.ndarray) -> np.ndarray | None:
-        """The columns of a stack whose top is seen against the felt when a card like the chip lies
-        just beyond it (a red back behind a red stack): None when too few are.
 
-        Chip and card cannot be told apart where they touch, so a column whose run of the chip's
-        colour goes on into the card measures the card, never less than the stack: it is too
-        tall. The stack's top is where the columns with felt just over it (``CLEAR_ROWS`` rows)
-        agree on the fewest chips; the columns taller than that by over half a chip are the card's.
-        """
-        tops = np.floor(bottoms - spans).astype(int)
-        over = tops[None, :] - np.arange(2, CLEAR_ROWS + 2)[:, None]  # the row just over it is the blurred edge
-        c = np.clip(cols, 0, not_felt.shape[1] - 1)
-        clear = (over.min(0) >= 0) & ~not_felt[np.clip(over, 0, None), c].any(0)
-        if not clear.any():
-            return None
-        chips = np.array([np.interp(spans[j] - bias, columns[:, j], np.arange(len(columns)), right=np.inf)
-                          for j in range(len(cols))])
-        keep = clear & (chips - chips[clear].min() <= 0.5)
-        return keep if keep.sum() >= max(CLEAR_COLUMNS, CLEAR_SHARE * len(cols)) else None
 
-    def _beyond(self, blob: np.ndarray, at: tuple[int, int], origin: tuple[int, int], x: float, y: float,
-                count: int) -> tuple[np.ndarray, float]:
-        """The pixels of a stack's blob beyond the outline of *count* chips stacked at (x, y) (widened
-        by 2 px for the blur), and a chip's footprint on the felt there (px)."""
-        ring = self.geo.ring(x, y, 0.0)
-        hull = cv2.convexHull(np.vstack([ring, self.geo.ring(x, y, count * self.t)]).astype(np.float32)).reshape(-1, 2)
-        out = hull - hull.mean(0)
-        hull = hull + 2.0 * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6) - origin - at
-        near = np.zeros(blob.shape, np.uint8)
-        cv2.fillConvexPoly(near, np.round(hull * 16).astype(np.int32), 1, cv2.LINE_8, 4)
-        footprint = float(np.ptp(ring[:, 0]) * np.ptp(ring[:, 1]) * np.pi / 4)
-        beyond: np.ndarray = blob & ~near.view(bool)
-        return beyond, max(footprint, 1.0)
 
-    @staticmethod
-    def _beyond_outline(beyond: np.ndarray, footprint: float) -> float:
-        """How much of a stack's blob lies beyond its outline (*beyond*, *footprint*: :meth:`_beyond`), in
-        chip footprints: a stack standing behind it and seen beside it, merged with it in the picture,
-        which no column measured."""
-        return float(np.count_nonzero(beyond)) / footprint
 
-    def _other_beside(self, f: np.ndarray, beyond: np.ndarray, value: int) -> int:
-        """The largest patch (px, opened by 3 x 3) of *beyond* (a stack's blob beyond its outline; *f*:
-        the blob's colour features) whose chroma is within ``OTHER_SPREADS`` of another denomination's
-        face or side and over ``FOREIGN_SPREADS`` from *value*'s: a stack of another colour behind
-        this one, of which only a sliver shows beside it (its blob too small for ``BEYOND_FOOTPRINTS``)."""
-        px = f[beyond]
-        if not len(px) or value not in self.models.chips:
-            return 0
-        own = [self.models.chips[value]] + ([self.models.side[value]] if value in self.models.side else [])
-        others = [m for v, m in [*self.models.chips.items(), *self.models.side.items()] if v != value]
-        other = (_nearest_chroma(px, others) < OTHER_SPREADS) & (_nearest_chroma(px, own) > FOREIGN_SPREADS)
-        patch = np.zeros(beyond.shape, np.uint8)
-        patch[beyond] = other & (px[:, 2] > CHROMA_FLOOR)
-        n, _, stats, _ = _components(cv2.morphologyEx(patch, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)))
-        return int(stats[1:, cv2.CC_STAT_AREA].max()) if n > 1 else 0
 
-    def _foreign_side(self, crop: np.ndarray, white: np.ndarray | None, cols: np.ndarray, tops: np.ndarray,
-                      bottoms: np.ndarray, value: int | None, ell: int) -> float:
-        """How many rows (px) of a stack's side, under its top face, are another denomination's
-        colour: a stack standing behind another in the picture, its top over the other's, reads
-        as one taller stack of the colour of its top. Each row's colour is its median over the
-        measured columns (a white spot covers few of them); a row is another denomination's when
-        its chroma is over ``FOREIGN_SPREADS`` from the top's model and within ``OTHER_SPREADS``
-        of another's, at a level between that chip's shaded side and its face."""
-        if value not in self._models or white is None or len(cols) == 0 or len(self._models[value][0]) < 2:
-            return 0.0
-        r0 = int(np.ceil(float(np.sort(tops)[len(tops) // 2]))) + ell + 1
-        r1 = int(np.floor(float(np.sort(bottoms)[len(bottoms) // 2]))) - 1
-        c0, c1 = int(cols.min()), int(cols.max()) + 1
-        if r1 - r0 < 2 or c0 < 0 or r0 < 0:
-            return 0.0
-        f = features(median(crop[r0:r1, c0:c1], axis=1), white)  # per row: (chroma b, chroma g, level)
-        mean, spread = self._models[value]  # the other denominations' models, then this one's
-        d = (((f[:, None, :2] - mean[None, :, :2]) / spread[None, :, :2]) ** 2).sum(-1)  # rows x models
-        level = (f[:, None, 2] >= SIDE_SHADE * mean[None, :, 2]) & (f[:, None, 2] <= 1.15 * mean[None, :, 2])
-        other = ((d[:, :-1] < OTHER_SPREADS ** 2) & level[:, :-1]).any(1)
-        return float(np.sum(other & (d[:, -1] > FOREIGN_SPREADS ** 2)))
 
-    def _sigma(self, x: float, y: float, count: int, shape: np.ndarray, per_chip: float) -> float:
-        """The standard uncertainty (chips) of a stack's height measured at (x, y) as *count* chips.
 
-        Three parts: the top chip's own offset on the stack (a stack is never perfectly
-        aligned: each chip ``STACK_OFFSET_MM`` per axis off the one under it, so the top
-        ``STACK_OFFSET_MM`` times the square root of the chips under it off the base) moves
-        its top rim along the line of sight exactly as a height change does, so no picture
-        can tell them apart; the edge
-        measurement, from how far the columns' spans (*shape*: measured minus the model's,
-        px) stray from the model's outline, the columns counting as fewer independent ones
-        as far as neighbours' errors go together (lag-one correlation); and what the
-        single-chip calibration of the edge bias leaves (``CALIBRATION_SIGMA``). A card or
-        a stack seen behind this one, or a torn edge, shows as a shape unlike the outline:
-        a large uncertainty. On rendered sets, height error over sigma has a spread of
-        0.8-0.95 and stays within 3.6 on plain stacks.
-        """
-        top = 0.0
-        if count >= 2:  # the base chip is where the stack is; the top chip may be off it
-            away = np.array([x, y]) - self.geo.cam_xy
-            away *= STACK_OFFSET_MM * np.sqrt(count - 1) / max(float(np.linalg.norm(away)), 1e-6)  # a random walk
-            z = count * self.t
-            moved = self.geo.ring(x + away[0], y + away[1], z)[:, 1].min() - self.geo.ring(x, y, z)[:, 1].min()
-            top = abs(float(moved)) / per_chip
-        n = len(shape)
-        r = shape - shape.mean()
-        power = float(r @ r)
-        rho = float(np.clip((r[:-1] @ r[1:]) / max(power, 1e-9), 0.0, MAX_COLUMN_CORRELATION))
-        n_eff = max(n * (1 - rho) / (1 + rho), 1.0)  # neighbouring columns' errors go together (blur)
-        edge = np.sqrt(power / max(n - 1, 1) / n_eff) / per_chip
-        return float(np.sqrt(top ** 2 + edge ** 2 + CALIBRATION_SIGMA ** 2))
 
-    def _card_contrast(self, crop: np.ndarray, card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, ...],
-                       white: np.ndarray | None, value: int | None, not_felt: np.ndarray) -> _CardContrast | None:
-        """How to tell a split stack's top from the cards beside it: (card, colour, direction),
-        the card's pixels near the stack (ROI mask), its light-normalised colour and the
-        direction from it to the chip's top face (card 0, chip 1). None when the cards look
-        too much like the chip (a red chip against a red back) or nothing tells: such a top
-        cannot be told from the card.
-
-        The card's pixels are those of the card's colour joined to the card beside the stack
-        (the chip's own white spots are of the card's colour too, but ringed by the chip's)."""
-        model = self.models.chips.get(value) if value is not None else None
-        if model is None or white is None:
-            return None
-        beside = _beside(card_px, at, shape)
-        if beside is None:
-            return None
-        w0, w1, near = beside
-        y, height = at[1], shape[0]
-        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
-        win = cv2.blur(crop[:y + height, w0:w1], (3, 3)).astype(np.float32) * scale
-        card = np.median(win[near], 0)
-        cb, cg, v = model.mean
-        chip = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
-        if float(model.distance(features(card[None, :] / scale, white))[0]) < CARD_SEPARATION:
-            return None
-        d = (chip - card) / float((chip - card) @ (chip - card))
-        like = ((((win - card) @ d) < 0.5) & not_felt[:y + height, w0:w1]).astype(np.uint8)
-        n, labels = cv2.connectedComponents(like, connectivity=4)
-        joined = np.zeros(n, bool)
-        joined[np.unique(labels[near & (like > 0)])] = True
-        joined[0] = False
-        region = np.zeros_like(card_px)
-        region[:y + height, w0:w1] = joined[labels]
-        return region, card, d.astype(np.float32)
-
-    def _split_colour(self, crop: np.ndarray, card_px: np.ndarray, lying: np.ndarray, at: tuple[int, int],
-                      shape: tuple[int, ...], white: np.ndarray | None, not_felt: np.ndarray, own: np.ndarray,
-                      ell: int) -> np.ndarray | None:
-        """A split stack's top face colour before its denomination is known: the top rows, in its
-        middle columns, of its blob joined again to its pixels on the card area, less the pixels
-        of the card's colour joined to the card beside it (a split blob's own top rows may be
-        its side, the card area having taken its top). None if no card is seen beside it."""
-        if white is None:
-            return None
-        beside = _beside(lying, at, shape)  # the card beside it, not a stack standing beside it
-        if beside is None:
-            return None
-        w0, w1, near = beside
-        x, y = at
-        height, width = shape
-        lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])  # the stack's own columns
-        f = features(cv2.blur(crop[:y + height, w0:w1], (3, 3)), white)
-        med = np.median(f[near], 0)
-        spread = np.maximum(1.4826 * np.median(np.abs(f[near] - med), 0), (0.012, 0.012, 0.04))
-        like = ((np.abs((f - med) / spread).max(-1) < 4) & not_felt[:y + height, w0:w1]).astype(np.uint8)
-        n, labels = cv2.connectedComponents(like, connectivity=4)
-        joined = np.zeros(n, bool)
-        joined[np.unique(labels[near & (like > 0)])] = True
-        joined[0] = False
-        ext = (own[:y + height, lo:hi] | card_px[:y + height, lo:hi]) & ~joined[labels[:, lo - w0:hi - w0]]
-        cols = np.arange(x + width // 4, x + width - width // 4)
-        cols = cols[(cols >= lo) & (cols < hi)]
-        cols = cols[ext[:, cols - lo].any(0)]
-        if len(cols) < 2:
-            return None
-        first = np.argmax(ext[:, cols - lo], axis=0).astype(float)
-        return self._top_colour(crop, white, cols, first, ell)
-
-    def _top_colour(self, crop: np.ndarray, white: np.ndarray | None, cols: np.ndarray, tops: np.ndarray,
-                    ell: int) -> np.ndarray | None:
-        """Median colour of the top face just under the measured tops (crop rows) at *cols*."""
-        if white is None:
-            return None
-        r0 = int(max(np.floor(tops.min()), 0))
-        r1 = int(min(np.ceil(tops.max()) + ell + 2, crop.shape[0]))
-        c0, c1 = int(cols.min()), int(cols.max()) + 1
-        if r1 - r0 < 3:
-            return None
-        win = cv2.blur(crop[r0:r1, c0:c1], (3, 3))
-        rows = np.ceil(tops - r0).astype(int)[None, :] + 1 + np.arange(max(ell - 2, 2))[:, None]
-        ok = rows < win.shape[0]
-        pix = win[np.minimum(rows, win.shape[0] - 1), (cols - c0)[None, :]][ok]
-        if len(pix) < 3:
-            return None
-        colour: np.ndarray = np.median(features(pix, white), 0)
-        return colour
 
     def not_felt(self, crop: np.ndarray, white: np.ndarray, zone: str | None = None) -> np.ndarray:
         """Pixels that are not felt: not the felt's colour at some light level plus some white glare (the
@@ -907,7 +495,7 @@ class ChipCounter:
               white: np.ndarray, cards_present: frozenset[str] = frozenset(),
               collect: list[np.ndarray] | None = None) -> ZoneCount:
         name = roi.zone.name
-        felt_bgr = None
+        picture: ZonePicture | None = None  # once a stack is measured: with the felt's colour here
         fg_raw = fg
         cut = None  # where cards lie in this ROI (card areas seen holding a card)
         for area, pixels in roi.cards.items():
@@ -916,7 +504,7 @@ class ChipCounter:
         standing: np.ndarray | None = None  # when a stack is merged with a card: what stands,
         card_px: np.ndarray | None = None  # what lies on the card areas
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        n, labels, stats, _ = _components(fg)
+        n, labels, stats, _ = components(fg)
         whole_labels = labels  # each blob's chip width at its bottom's middle, all at once
         widths = self.calib.chip_diameters_px(self.geo.rough_bases(
             np.column_stack([roi.x0 + stats[1:, 0] + stats[1:, 2] / 2, roi.y0 + stats[1:, 1] + stats[1:, 3]])))
@@ -949,7 +537,7 @@ class ChipCounter:
                     part = np.zeros_like(fg)  # the blob without the card areas: the stack's visible part
                     part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
                     part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-                    m, sub, sub_stats, _ = _components(part)
+                    m, sub, sub_stats, _ = components(part)
                     if standing is None or card_px is None:
                         standing = _standing(fg_raw, cut)
                         card_px = cut & fg_raw & ~standing
@@ -969,7 +557,7 @@ class ChipCounter:
                 part = cv2.morphologyEx(whole.astype(np.uint8), cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
                 if thinned or (whole & ~part.astype(bool) & roi.mask).sum() > THIN_CUT * width * width:
                     return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
-                m, sub, sub_stats, _ = _components(part)
+                m, sub, sub_stats, _ = components(part)
                 work += [(sub, k, sub_stats[k], split, halved, True) for k in range(1, m)]
                 continue
             u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
@@ -992,7 +580,7 @@ class ChipCounter:
                 part = np.zeros_like(fg)
                 part[y:y + bh, x:x + bw] = blob
                 part[:, x + (base_cols[0] + base_cols[-1]) // 2] = 0
-                m, sub, sub_stats, _ = _components(part)
+                m, sub, sub_stats, _ = components(part)
                 work += [(sub, k, sub_stats[k], split, True, thinned) for k in range(1, m)]
                 continue
             if not one:
@@ -1001,16 +589,17 @@ class ChipCounter:
                 worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
                 stacks.append(StackSeen(cx, cy, None, 0, 0.2, why="blob"))
                 continue
-            if felt_bgr is None:  # the felt's colour here, under this light
+            if picture is None:  # the felt's colour here, under this light
                 bare = (~fg_raw[::2, ::2]).astype(np.uint8)  # (at half scale)
-                felt_bgr = np.array((cv2.mean(every(crop, 2), bare) if cv2.countNonZero(bare) > 20
-                                     else cv2.mean(crop))[:3], np.float32)
+                felt = np.array((cv2.mean(every(crop, 2), bare) if cv2.countNonZero(bare) > 20
+                                 else cv2.mean(crop))[:3], np.float32)
+                picture = ZonePicture(crop, (roi.x0, roi.y0), white, felt, fg_raw, collect)
             own = np.zeros_like(fg)  # this stack's pixels and 2 px around: not a card or stack beside it
             y0, x0 = max(y - 2, 0), max(x - 2, 0)
             own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
                                                           np.ones((5, 5), np.uint8))
-            seen = self._stack(blob, f[y:y + bh, x:x + bw], cx, cy, bh, crop, (roi.x0, roi.y0), felt_bgr,
-                               white, (x, y), fg_raw, own.astype(bool), split, standing, collect)
+            seen = self.stacks.read(picture, StackBlob(blob, (x, y), f[y:y + bh, x:x + bw], (cx, cy), own.astype(bool),
+                                                       split, standing))
             if math.hypot(seen.x - cx, seen.y - cy) > BASE_MOVED * 2 * self.r:  # measured off its blob's base
                 seen = StackSeen(cx, cy, None, 0, 0.2, why="unmeasured")  # (a card behind it taken for its top)
             elif seen.confidence < MIN_CONFIDENCE and not seen.why:  # given up before a count
@@ -1035,185 +624,8 @@ class ChipCounter:
         why = tuple(dict.fromkeys(s.why for s in stacks if s.confidence < MIN_CONFIDENCE))
         return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, why)
 
-    def _stack(self, blob: np.ndarray, f: np.ndarray, cx: float, cy: float, span_px: int,
-               crop: np.ndarray, origin: tuple[int, int], felt_bgr: np.ndarray,
-               white: np.ndarray, at: tuple[int, int], not_felt: np.ndarray, own: np.ndarray,
-               card_px: np.ndarray | None = None, standing: np.ndarray | None = None,
-               collect: list[np.ndarray] | None = None) -> StackSeen:
-        top_z = self.t * self.calib.layout.max_stack
-        ring0, ring1 = self.geo.ring(cx, cy, 0.0), self.geo.ring(cx, cy, self.t)
-        rise = max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3)  # px per chip at the top
-        rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t  # mm, from the blob's rows
-        z = float(np.clip(rough - 2 * self.t, 0, top_z))
-        # the denomination first: its colour sets the direction the edges are measured in
-        rows = np.flatnonzero(blob.any(1))
-        width = blob.shape[1]
-        top = rows[0] if len(rows) else 0
-        ell = max(2, int(round(0.9 * float(np.ptp(ring0[:, 1])))))
-        inner = slice(width // 4, width - width // 4)
-        face = f[top:top + ell, inner][blob[top:top + ell, inner]]
-        if len(face) < 3:
-            return StackSeen(cx, cy, None, 0, 0.0)
-        colour = median(face, 0)
-        value, colour_conf = self.models.classify(colour) if self.models.chips else (None, 0.0)
-        if collect is not None and white is not None:  # chip calibration: the chip's own pixels
-            core = cv2.erode(blob.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-            x, y = at
-            pix = crop[y:y + blob.shape[0], x:x + width][core].astype(np.float32)
-            collect.append(pix / np.maximum(white.astype(np.float32), 1.0))
-        direction = self._directions.get(value) if value is not None else None
-        card = card_px is not None and card_px.any()
-        seen = None
-        if card:  # the denomination from the top face, which the card area may have cut off the blob
-            assert card_px is not None  # (card says so)
-            lying = card_px & ~standing if standing is not None else card_px  # not a stack beside it
-            again = self._split_colour(crop, card_px, lying, at, blob.shape, white, not_felt, own, ell)
-            read, read_conf = self.models.classify(again) if again is not None and self.models.chips else (None, 0.0)
-            if read in self._directions and read_conf >= MIN_CONFIDENCE:
-                seen = self._card_contrast(crop, lying, at, blob.shape, white, read, not_felt)
-                if seen is not None:
-                    value, colour_conf, colour, direction = read, read_conf, again, self._directions[read]
-            if seen is None:
-                seen = self._card_contrast(crop, lying, at, blob.shape, white, value, not_felt)
-        own0 = own
-
-        def extend(seen: _CardContrast | None) -> np.ndarray:
-            """The stack's pixels on the card area are its own, less a card unlike the chip."""
-            assert card_px is not None  # (extended only when the stack is split by a card area)
-            lo, hi = max(at[0] - 3, 0), at[0] + blob.shape[1] + 3
-            mine = own0.copy()
-            mine[:at[1] + blob.shape[0], lo:hi] |= card_px[:at[1] + blob.shape[0], lo:hi]
-            return mine & ~seen[0] if seen is not None else mine
-
-        like = card and seen is None  # a card like the chip (a red back behind a red stack)
-        own = extend(seen) if card else own0
-        keep = None
-        for attempt in range(3):  # the base from the blob's bottom, then from the sub-pixel bottom edges
-            measured = self._column_spans(crop, origin, cx, cy, felt_bgr, z, white, direction, not_felt, own,
-                                          seen)
-            if measured is None:
-                return StackSeen(cx, cy, None, 0, 0.0)
-            cols, spans, bottoms, backed, clear = measured
-            base_rows = self.geo.boundary(cx, cy, 0.0, cols + origin[0], upper=False)  # the base's lower outline
-            shift = float((bottoms - base_rows + origin[1]).mean())
-            if card:  # the split blob's rows miss its part on the card area: from the spans
-                span_px = max(span_px, int(np.ceil(float(median(spans)))))
-                rough = (span_px - float(np.ptp(ring0[:, 1]))) / rise * self.t
-                z = float(np.clip(rough - 2 * self.t, 0, top_z))
-            if seen is not None:
-                again = self._top_colour(crop, white, cols, bottoms - spans, ell)  # the face, not the card
-                if again is None:
-                    return StackSeen(cx, cy, None, 0, 0.0)
-                colour = again
-                read, colour_conf = self.models.classify(again) if self.models.chips else (None, 0.0)
-                if read != value:  # measured along the wrong denomination's colours: again, or give up
-                    if attempt == 2 or read not in self._directions or colour_conf < MIN_CONFIDENCE:
-                        return StackSeen(cx, cy, None, 0, 0.0)
-                    value, direction = read, self._directions[read]
-                    seen = self._card_contrast(crop, lying, at, blob.shape, white, value, not_felt)
-                    if seen is None:  # this one looks like the card
-                        return StackSeen(cx, cy, None, 0, 0.0)
-                    own = extend(seen)
-                    continue
-            if attempt == 2 or (attempt == 1 and seen is None) or (abs(shift) < 0.4 and (attempt == 1 or seen is None)):
-                break  # a split stack is measured twice at least: its height, hence its columns, from the spans
-            if abs(shift) >= 0.4:
-                u0, v0 = self.geo.base_pixel((cx, cy))
-                cx, cy = self.geo.base(u0, v0 + shift)
-        against = np.zeros(len(cols), bool)
-        if seen is not None and backed is not None:  # per column: the top against the felt, or clear of a card
-            # and the chip's colour (neither the felt's nor the card's) just under it: a top found on a
-            # strip of card a pixel or two wide (blurred into the chip and the felt) is no top
-            under = np.clip(np.ceil(bottoms - spans).astype(int)[None, :] + np.arange(1, 5)[:, None],
-                            0, crop.shape[0] - 1)
-            px = crop[under, np.clip(cols, 0, crop.shape[1] - 1)].astype(np.float32)
-            scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
-            chip = np.minimum(((px - felt_bgr) * scale) @ direction, (px * scale - seen[1]) @ seen[2]).min(0) > 0.5
-            against, keep = backed, clear & chip  # the other columns are not measured
-            if keep.sum() < KEEP_SHARE * len(cols):
-                return StackSeen(cx, cy, None, 0, 0.0)
-        most = int(min(self.calib.layout.max_stack, np.ceil(rough / self.t) + 3))  # rough includes the ellipse
-        columns = self.geo.predicted_spans(cx, cy, cols + origin[0], most, base_rows)  # 0..most chips
-        bias = self.models.bias(value)  # what the edges measure beyond the geometry (blur, optics)
-
-        def height(keep: np.ndarray) -> tuple[float, float]:  # chips, from the mean span over the columns kept
-            predicted = columns[:, keep].mean(1)
-            per_chip = (predicted[-1] - predicted[0]) / max(len(predicted) - 1, 1)
-            span = float(spans[keep].mean()) - bias
-            return float(np.interp(span, predicted, np.arange(len(predicted)), left=0.0,
-                                   right=len(predicted) - 1 + (span - predicted[-1]) / per_chip)), per_chip
-
-        keep = np.ones(len(cols), bool) if keep is None else keep
-        if like:  # a card like the chip just over the stack: measured only where felt shows between them
-            keep = self._clear_of_card(cols, spans, bottoms, columns, bias, not_felt)
-            if keep is None:
-                return StackSeen(cx, cy, None, 0, 0.0)
-            wanted = max(1, int(round(height(keep)[0])))  # the count the top face's centre must confirm
-            if not self._inlay_peaks(crop, origin, white, cx, cy, wanted, value):
-                return StackSeen(cx, cy, None, 0, 0.0)
-        valid = keep.copy()  # the columns measured against the felt or a card unlike the chip
-        est, per_chip = height(keep)
-        # columns whose span strays from the others' by over OUTLIER_PX (a white spot on the top face's
-        # rim read as felt, a card's edge just behind) are left out when most columns agree
-        k = int(min(max(round(est), 0), len(columns) - 1))
-        shape = spans - columns[k]
-        agree = (np.abs(shape - median(shape[keep])) <= OUTLIER_PX) & keep
-        if agree.sum() >= KEEP_SHARE * len(cols) and not agree.all():
-            keep = agree
-            est, per_chip = height(keep)
-            k = int(min(max(round(est), 0), len(columns) - 1))
-        excess = round(float(spans[keep].mean() - columns[1, keep].mean()), 3)  # what chip calibration learns
-        count = max(1, int(round(est)))
-        if like and count != wanted:  # the columns left after the outliers say otherwise: not confirmed
-            return StackSeen(cx, cy, None, 0, 0.0)
-        sigma = self._sigma(cx, cy, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
-        if against[keep].any():  # a top against a card: its edge's blur and the card's own edge
-            sigma = float(np.hypot(sigma, CARD_SIGMA * against[keep].mean()))
-        stray = np.abs(shape[valid] - median(shape[valid])).max() > STRAY_CHIPS * per_chip
-        middle, rims = self.geo.rims(cx, cy, count)  # where the side is read and the face's step
-        layers, foreign = ((), False) if value is None else self.sides.read(crop, origin, white, middle, rims, value)
-        side = not layers and (foreign or self._foreign_side(crop, white, cols[keep], (bottoms - spans)[keep],
-                                                             bottoms[keep], value, ell) >= FOREIGN_CHIPS * per_chip)
-        stray |= side  # chips of another denomination under this top, not read one by one: a stack behind it?
-        # not felt just under the base the edges found: a bottom chip unlike the top's colour (a green one on
-        # green felt under a red one, measured along the red's direction) that the edges missed
-        under = self._under_base(crop, origin, felt_bgr, middle, rims) if not stray else 0.0
-        stray |= not card and under >= BASE_COVERED
-        if count >= 2 and value in self.sides.side_unsure:  # vouched for chip by chip: and felt under it, seen
-            stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
-        if not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
-            beyond, footprint = self._beyond(blob, at, origin, cx, cy, count)
-            stray = not card and self._beyond_outline(beyond, footprint) > BEYOND_FOOTPRINTS
-            if not stray and value is not None:  # or only a sliver of it, of another colour
-                stray = self._other_beside(f, beyond, value) >= BEYOND_OTHER * footprint
-            if not stray and not card and not layers and count >= 2:  # or over its top, of its colour
-                stray = self._face_lower(crop, origin, white, middle, rims)
-        if stray:
-            sigma = max(sigma, 1.0)  # not one stack's outline (a card, a stack behind it)
-        count_conf, inlay = count_confidence(est, sigma), None
-        if count_conf < MIN_CONFIDENCE and not stray and not layers and est >= 0.5:  # between two counts: the top
-            # face's centre (not for a mixed stack: its chips were read at the height measured)
-            near = sorted({max(1, int(np.floor(est))), max(1, int(np.ceil(est)))})
-            confirmed = [n for n in near if self._inlay_peaks(crop, origin, white, cx, cy, n, value)]
-            if len(confirmed) == 1 and abs(est - confirmed[0]) <= INLAY_REACH:
-                count, count_conf, inlay = confirmed[0], INLAY_CONFIDENCE, confirmed[0]
-        why = ("" if min(count_conf, colour_conf) >= MIN_CONFIDENCE
-               else "colour" if value is None or colour_conf < MIN_CONFIDENCE
-               else "side" if side else "outline" if stray else "height")
-        return StackSeen(round(cx, 1), round(cy, 1), value, count, round(min(count_conf, colour_conf), 3),
-                         _bgr(round(float(c), 4) for c in colour), excess, round(est, 3), round(colour_conf, 3),
-                         round(sigma, 4), inlay, layers, why)
 
 
-def count_confidence(est: float, sigma: float) -> float:
-    """A count's confidence from its height *est* (chips) and that height's uncertainty *sigma*:
-    at least MIN_CONFIDENCE only when the half-way point to the next count is over
-    ``CONFIDENT_SIGMAS`` uncertainties away: a wrong count then needs an error of over
-    0.5 + CONFIDENT_SIGMAS * sigma chips: 4 to 7.5 sigma for a plain stack (sigma 0.08-0.2)."""
-    if est < 0.5:
-        return 0.0
-    off = abs(est - round(est))
-    return float(np.clip((0.5 - off) / (2 * CONFIDENT_SIGMAS * max(sigma, 1e-6)), 0.0, 1.0))
 
 
 def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = None) -> ColourModel:
@@ -1327,9 +739,6 @@ class _Lazy:
         return features(self.crop[index], self.white)
 
 
-def _nearest_chroma(px: np.ndarray, models: Sequence[ColourModel]) -> np.ndarray:
-    """Each pixel's (N x 3 features) chroma distance to the nearest of *models*, in spreads."""
-    return np.min([m.chroma_distance(px) for m in models], axis=0)
 
 
 def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
@@ -1346,17 +755,6 @@ def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
     return run & (rows <= lowest_out[ids]) & (ids > 0)
 
 
-def _beside(card_px: np.ndarray, at: tuple[int, int], shape: tuple[int, ...]) -> tuple[int, int, np.ndarray] | None:
-    """The card pixels beside a stack's blob (at *at*, *shape* rows x columns), in a window a blob's
-    width to either side and down to its base: (first column, last column, mask), or None when
-    fewer than 20 (the stack's own columns, 3 px wider, are never the card's)."""
-    x, y = at
-    height, width = shape
-    lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])
-    w0, w1 = max(x - width, 0), min(x + 2 * width, card_px.shape[1])
-    near = card_px[:y + height, w0:w1].copy()
-    near[:, lo - w0:hi - w0] = False
-    return (w0, w1, near) if near.sum() >= 20 else None
 
 
 def _over(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> int:
@@ -1378,13 +776,6 @@ def _unread(specks: list[tuple[float, float, float, float]]) -> tuple[float, flo
     total = near @ at[:, 2]
     k = int(np.argmax(total / at[:, 3] ** 2))
     return (float(at[k, 0]), float(at[k, 1])) if total[k] >= SPECKS * at[k, 3] ** 2 else None
-
-
-def _components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-    """8-connected blobs of a uint8 mask with their stats. Labels are 16-bit (2.5 times faster here):
-    after a 3x3 opening a blob has at least 9 pixels, so a mask under 589,815 pixels cannot overflow."""
-    ltype = cv2.CV_16U if mask.size < 65535 * 9 else cv2.CV_32S
-    return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, ltype, cv2.CCL_DEFAULT)
 
 
 def _bgr(channels: Iterable[float]) -> tuple[float, float, float]:

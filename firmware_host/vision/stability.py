@@ -6,8 +6,8 @@ from enum import StrEnum
 import numpy as np
 
 from firmware_host.observations import ChipsInZone
-from firmware_host.vision.counter import INLAY_CONFIDENCE, count_confidence
 from firmware_host.vision.results import FrameResult, ZoneCount, ZoneStatus
+from firmware_host.vision.stack import INLAY_CONFIDENCE, count_confidence
 
 
 class ZoneState(StrEnum):
