@@ -305,11 +305,24 @@ class CameraModel:
             return uv
         f, c = self._fc
         xy = (uv - c) / f
-        r2 = (xy * xy).sum(1, keepdims=True)
-        k1, k2 = self.dist
-        gain = 1 + k1 * r2 + k2 * r2 * r2 if k2 else 1 + k1 * r2
-        out: np.ndarray = c + f * xy * gain
+        out: np.ndarray = c + f * xy * self._gain((xy * xy).sum(1, keepdims=True))
         return out
+
+    def distort_apart(self, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`distort` of pinhole columns *u* and rows *v* given apart (arrays of one shape, each
+        point's column and row): no copy into N x 2 and back (the same arithmetic)."""
+        if not self.distorted:
+            return u, v
+        (fx, fy), (cx, cy) = self._fc
+        x, y = (u - cx) / fx, (v - cy) / fy
+        gain = self._gain(x * x + y * y)
+        return cx + fx * x * gain, cy + fy * y * gain
+
+    def _gain(self, r2: np.ndarray) -> np.ndarray:
+        """The lens's radial gain at squared distances *r2* from the centre (normalised coordinates)."""
+        k1, k2 = self.dist
+        gain: np.ndarray = 1 + k1 * r2 + k2 * r2 * r2 if k2 else 1 + k1 * r2
+        return gain
 
     def undistort(self, uv: np.ndarray) -> np.ndarray:
         """Image pixels (N x 2) to where a pinhole camera would see them."""

@@ -80,9 +80,7 @@ class StackProjection:
         ``dense_shape``) centred at each of the homogeneous image points *at* (3 x circles), through the lens."""
         h = shape[:, :, None] + at[:, None, :]
         u, v = h[0] / h[2], h[1] / h[2]
-        if self.cam.distorted:
-            u, v = self.cam.distort(np.column_stack([u.ravel(), v.ravel()])).T.reshape(2, *u.shape)
-        return u, v
+        return self.cam.distort_apart(u, v)
 
     def rough_base(self, u: float, v: float) -> np.ndarray:
         """:meth:`rough_bases` of one pixel."""
