@@ -2,7 +2,9 @@
 acknowledged survives a kill -9, and no account can take another's session by its client id."""
 from __future__ import annotations
 
+import json
 import signal
+import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -150,5 +152,36 @@ def test_a_table_account_reaches_only_its_own_topics(tmp_path):
     finally:
         t2.close()
         spy.close()
+        watcher.close()
+        broker.stop()
+
+
+def test_one_packet_over_the_brokers_limit_is_refused_whole_and_the_others_go_on(tmp_path):
+    """Threat model: an account (a stolen table's) sending one packet of 2 MB, far over anything the
+    hall carries (an event is under 1 KB, a command at most 64 KB): the shipped broker refuses it by its
+    header (``max_packet_size``, without buffering it) and drops that connection; nothing of it reaches
+    a subscriber; a packet of 200 KB still passes, and another table's events still flow."""
+    broker = shipped_broker(tmp_path / "broker").start()
+    watcher = Subscriber(broker.port, ["pokerhall/v1/table/+/event"], **user("surveillance"))
+    dropped = threading.Event()
+    thief = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)  # (told no limit by CONNACK)
+    thief.username_pw_set(**user("table-t1"))
+    thief.on_disconnect = lambda *args: dropped.set()
+    thief.connect("127.0.0.1", broker.port, 10)
+    thief.loop_start()
+    t2 = _connect_as(broker.port, "table-t2", "t2")
+    try:
+        thief.publish("pokerhall/v1/table/t1/event", json.dumps({"pad": "x" * 2_000_000}), qos=1)
+        assert dropped.wait(10)
+        t2.publish("pokerhall/v1/table/t2/event", json.dumps({"pad": "y" * 200_000}), qos=1).wait_for_publish(5)
+        t2.publish("pokerhall/v1/table/t2/event", b'{"seq": 1}', qos=1).wait_for_publish(5)
+        assert watcher.wait_for(lambda s: len(s.on("/event")) >= 2, 10)
+        time.sleep(0.5)
+        assert [len(p.get("pad", "")) for p in watcher.on("/event")] == [200_000, 0]
+    finally:
+        thief.disconnect()
+        thief.loop_stop()
+        t2.disconnect()
+        t2.loop_stop()
         watcher.close()
         broker.stop()
