@@ -228,6 +228,7 @@ def test_a_restarted_hall_keeps_the_open_irregularity_and_the_hand_from_its_arch
         hall.restart()
         td = Client(hall.url)
         assert td.login("marie") == 200
+
         def untimed(items):               # an item's time is its message's: each topic stamps its own
             return [{k: v for k, v in i.items() if k != "time"} for i in items]
         assert untimed(td.request("/api/room")[1]["queue"]) == untimed(before)     # cards masked as they were

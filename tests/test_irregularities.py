@@ -146,7 +146,6 @@ def test_third_card_to_a_seat_is_a_misdeal():
     assert table.irregularities()[-1].irregularity == "wrong-number-of-cards"
 
 
-
 @pytest.mark.parametrize("profile, rule", [("003", "003 art. 78"), ("000", "000 §38"),
                                            ("004", "000 §38 (house 004 is silent)")])
 def test_a_third_card_after_substantial_action_kills_that_hand_out_of_turn(profile, rule):

@@ -76,6 +76,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return 0
         tty = sys.stdout.isatty()
         seen = -1
+
         def moved_on(last: int) -> Callable[[], bool]:
             return lambda: view.received != last
 

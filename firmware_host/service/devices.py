@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 STALL_SECONDS = 10.0
 """A device thread that has not turned its loop for this long is stuck (a read that never returns)."""
 
+
 def choosing_deck(registry: Registry, put: Callable[[Observation], None]) -> Callable[[Observation], None]:
     """The console's observations to *put*; the dealer's new-hand press also tells *registry* that
     the next card from the shoe says which deck is in play (002 C.1). Live and in replays."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -82,6 +82,50 @@ UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) f
 UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
 UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
 # missed, when a denomination looks like the felt (``ChipModels.hidden``): the zone is uncertain
+
+
+class _Piece(NamedTuple):
+    """A blob of a zone's not-felt pixels to read: label *i* of *labels*, its stats (x, y, width, height, area:
+    its box in the zone's crop), what the card areas may hold of it (*split*: a stack cut off a card lying
+    behind it), whether it is one of two stacks side by side cut apart (*halved*) or cut from what thin
+    prints joined it to (*thinned*)."""
+
+    labels: np.ndarray
+    i: int
+    stats: np.ndarray
+    split: np.ndarray | None = None
+    halved: bool = False
+    thinned: bool = False
+
+
+@dataclasses.dataclass
+class _Scan:
+    """A chip zone as it is read in one frame: its ROI, *crop* (BGR) and colour features *f*, its not-felt
+    pixels (*fg*, opened; *fg_raw*, as the felt test left them), the white patch's colour, chip calibration's
+    list of pixels, where cards lie (*cut*: the card areas seen holding a card), its blobs (*labels*) and
+    each one's chip width at its bottom's middle (*widths*, px); then, as they are found, what stands and
+    what lies on the card areas, the picture its stacks are measured in, its stacks and specks."""
+
+    roi: ZoneRoi
+    crop: np.ndarray
+    f: _Lazy
+    fg: np.ndarray
+    fg_raw: np.ndarray
+    white: np.ndarray
+    collect: list[np.ndarray] | None
+    cut: np.ndarray | None
+    labels: np.ndarray
+    widths: np.ndarray
+    standing: np.ndarray | None = None
+    card_px: np.ndarray | None = None
+    picture: ZonePicture | None = None
+    stacks: list[StackSeen] = dataclasses.field(default_factory=list)
+    specks: list[tuple[float, float, float, float]] = dataclasses.field(default_factory=list)  # centre (px in
+    # the crop), area, chip width: each too small to measure
+
+
+class _Occluded(Exception):
+    """An arm or a hand over the zone: nothing in it is read."""
 
 
 class ChipCounter:
@@ -372,10 +416,6 @@ class ChipCounter:
         return (float(mean.mean()) >= REFERENCE_MIN_LEVEL
                 and float((patch.std(0) / np.maximum(mean, 1.0)).max()) <= REFERENCE_MAX_SPREAD)
 
-
-
-
-
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
         """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
         calibration learns each denomination's side from."""
@@ -388,16 +428,6 @@ class ChipCounter:
         of the picture. Chip calibration learns it per denomination from single chips."""
         centre, face = self.stacks.inlay(Picture(frame, (0, 0), self.white(frame)), stack.x, stack.y, [chips])
         return float(centre[0] - face[0])
-
-
-
-
-
-
-
-
-
-
 
     def not_felt(self, crop: np.ndarray, white: np.ndarray, zone: str | None = None) -> np.ndarray:
         """Pixels that are not felt: not the felt's colour at some light level plus some white glare (the
@@ -494,122 +524,30 @@ class ChipCounter:
     def _zone(self, roi: ZoneRoi, crop: np.ndarray, f: _Lazy, fg: np.ndarray, motion: bool,
               white: np.ndarray, cards_present: frozenset[str] = frozenset(),
               collect: list[np.ndarray] | None = None) -> ZoneCount:
+        """What a chip zone holds (*roi*, its *crop* of the frame, colour features *f*, not-felt pixels *fg*),
+        the card areas holding a card (*cards_present*) cut from it: each blob of not-felt pixels read in
+        turn (:meth:`_piece`), pieces cut off it read in their turn."""
         name = roi.zone.name
-        picture: ZonePicture | None = None  # once a stack is measured: with the felt's colour here
-        fg_raw = fg
         cut = None  # where cards lie in this ROI (card areas seen holding a card)
         for area, pixels in roi.cards.items():
             if area in cards_present:
                 cut = pixels if cut is None else cut | pixels
-        standing: np.ndarray | None = None  # when a stack is merged with a card: what stands,
-        card_px: np.ndarray | None = None  # what lies on the card areas
-        fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-        n, labels, stats, _ = components(fg)
-        whole_labels = labels  # each blob's chip width at its bottom's middle, all at once
-        widths = self.calib.chip_diameters_px(self.geo.rough_bases(
+        opened = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        n, labels, stats, _ = components(opened)
+        widths = self.calib.chip_diameters_px(self.geo.rough_bases(  # each blob's chip width at its bottom's middle
             np.column_stack([roi.x0 + stats[1:, 0] + stats[1:, 2] / 2, roi.y0 + stats[1:, 1] + stats[1:, 3]])))
-        h, w = fg.shape
-        stacks, worst = [], 1.0
-        specks: list[tuple[float, float, float, float]] = []  # each speck's centre (px in the crop), area, chip width
-        work: list[tuple[np.ndarray, int, np.ndarray, np.ndarray | None, bool, bool]] = [  # split: the pixels a
-            (labels, i, stats[i], None, False, False) for i in range(1, n)]  # card may hold; halved: one of two side
-        while work:  # by side; thinned: cut from what thin prints joined it to
-            labels, i, (x, y, bw, bh, area), split, halved, thinned = work.pop()
-            whole = split is None and not (halved or thinned)  # as the felt test left it, not a piece cut off
-            if area < 12 and not whole:
-                continue  # a sliver cut off a blob
-            u = roi.x0 + x + bw / 2
-            width = (float(widths[i - 1]) if labels is whole_labels
-                     else self.calib.chip_diameter_px(*self.geo.rough_base(u, roi.y0 + y + bh)))
-            if area < 12 or area < 0.1 * width * width:  # a speck: too small to measure
-                if whole and roi.mask[y + bh // 2, x + bw // 2]:
-                    specks.append((x + bw / 2, y + bh / 2, float(area), width))
-                continue
-            blob = labels[y:y + bh, x:x + bw] == i
-            low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
-            base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
-            if split is None and cut is not None:  # a card lying behind, merged with the stack in the picture?
-                own_low = low & ~cut[y + bh - len(low):y + bh, x:x + bw]  # the base is never on a card
-                cols = np.flatnonzero(own_low.any(0)) if own_low.any() else base_cols
-                band = np.zeros(bw, bool)
-                band[max(cols[0] - 3, 0):cols[-1] + 4] = True
-                if (blob & cut[y:y + bh, x:x + bw] & ~band).sum() > 0.05 * width * width:
-                    part = np.zeros_like(fg)  # the blob without the card areas: the stack's visible part
-                    part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
-                    part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-                    m, sub, sub_stats, _ = components(part)
-                    if standing is None or card_px is None:
-                        standing = _standing(fg_raw, cut)
-                        card_px = cut & fg_raw & ~standing
-                    beside = card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
-                    beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
-                    work += [(sub, k, sub_stats[k], beside, halved, thinned) for k in range(1, m)]
-                    continue
-            touches = x == 0 or y == 0 or x + bw == w or y + bh == h
-            max_area = width * (width + self.calib.layout.max_stack * 1.6)
-            if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
-                if _over(blob, (x, y), roi) <= 0.2 * width * width:
-                    continue  # a card or an arm beside the zone
-                # over the zone itself: an arm, unless a thin print (a line) joins a stack to the table's edge or
-                # an arm beside the zone: then cut where thin, if little of the zone is cut away
-                thin = int(THIN * width) | 1
-                whole = labels == i
-                part = cv2.morphologyEx(whole.astype(np.uint8), cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
-                if thinned or (whole & ~part.astype(bool) & roi.mask).sum() > THIN_CUT * width * width:
-                    return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
-                m, sub, sub_stats, _ = components(part)
-                work += [(sub, k, sub_stats[k], split, halved, True) for k in range(1, m)]
-                continue
-            u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
-            rough = self.geo.rough_base(u, roi.y0 + y + bh - 0.5)
-            if roi.zone.inside(*rough) < -EDGE_MM - BASE_REFINED and _over(blob, (x, y), roi) <= 0.2 * width * width:
-                continue  # another zone's, already from its rough base (the refined one is within BASE_REFINED)
-            cx, cy = self.geo.base(u, roi.y0 + y + bh - 0.5, rough)
-            inside = roi.zone.inside(cx, cy)
-            if inside < -EDGE_MM and self._elsewhere(blob, (x, y), roi, cx, cy, width):
-                continue  # another zone's
-            base_w = base_cols[-1] - base_cols[0] + 1
-            one = 0.6 * width <= base_w <= 1.5 * width  # one stack's width
-            if inside < EDGE_MM:  # on the zone's edge, or over the zone from beyond it (a stack joined to a printed
-                # line, whose lowest point is then the line's): whose chips these are is the dealer's call
-                worst = min(worst, 0.2)
-                stacks.append(StackSeen(cx, cy, None, 0, 0.2, why="edge"))
-                continue
-            if TWO_BASES[0] * width <= base_w <= TWO_BASES[1] * width and not halved:
-                # two stacks touching side by side: each measured on its half of the blob (cut between bases)
-                part = np.zeros_like(fg)
-                part[y:y + bh, x:x + bw] = blob
-                part[:, x + (base_cols[0] + base_cols[-1]) // 2] = 0
-                m, sub, sub_stats, _ = components(part)
-                work += [(sub, k, sub_stats[k], split, True, thinned) for k in range(1, m)]
-                continue
-            if not one:
-                if thinned:  # cut from an arm, not from a printed line: the arm is over the zone
-                    return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
-                worst = min(worst, 0.2)  # not one stack: touching stacks, a card, a finger
-                stacks.append(StackSeen(cx, cy, None, 0, 0.2, why="blob"))
-                continue
-            if picture is None:  # the felt's colour here, under this light
-                bare = (~fg_raw[::2, ::2]).astype(np.uint8)  # (at half scale)
-                felt = np.array((cv2.mean(every(crop, 2), bare) if cv2.countNonZero(bare) > 20
-                                 else cv2.mean(crop))[:3], np.float32)
-                picture = ZonePicture(crop, (roi.x0, roi.y0), white, felt, fg_raw, collect)
-            own = np.zeros_like(fg)  # this stack's pixels and 2 px around: not a card or stack beside it
-            y0, x0 = max(y - 2, 0), max(x - 2, 0)
-            own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
-                                                          np.ones((5, 5), np.uint8))
-            seen = self.stacks.read(picture, StackBlob(blob, (x, y), f[y:y + bh, x:x + bw], (cx, cy), own.astype(bool),
-                                                       split, standing))
-            if math.hypot(seen.x - cx, seen.y - cy) > BASE_MOVED * 2 * self.r:  # measured off its blob's base
-                seen = StackSeen(cx, cy, None, 0, 0.2, why="unmeasured")  # (a card behind it taken for its top)
-            elif seen.confidence < MIN_CONFIDENCE and not seen.why:  # given up before a count
-                seen = dataclasses.replace(seen, why="unmeasured")
-            stacks.append(seen)
-            worst = min(worst, seen.confidence)
-        unread = _unread(specks)
+        scan = _Scan(roi, crop, f, opened, fg, white, collect, cut, labels, widths)
+        work = [_Piece(labels, i, stats[i]) for i in range(1, n)]
+        try:
+            while work:
+                work += self._piece(scan, work.pop())
+        except _Occluded:
+            return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
+        stacks = scan.stacks
+        unread = _unread(scan.specks)
         if unread is not None:  # specks together as large as a chip's part: a chip seen only in pieces
-            worst = min(worst, 0.2)
             stacks.append(StackSeen(*self.geo.base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2, why="specks"))
+        worst = min([1.0] + [s.confidence for s in stacks])
         unseen = self._unseen(roi, crop, stacks, cut) if self._empty and worst >= MIN_CONFIDENCE else None
         if unseen is not None:  # a denomination that looks like the felt could lie there, unread
             worst = min(worst, 0.2)
@@ -624,8 +562,123 @@ class ChipCounter:
         why = tuple(dict.fromkeys(s.why for s in stacks if s.confidence < MIN_CONFIDENCE))
         return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, why)
 
+    def _piece(self, scan: _Scan, piece: _Piece) -> list[_Piece]:
+        """One blob of a zone read: a speck kept for later, a stack measured or said uncertain (in *scan*),
+        or the pieces it is cut into to be read in turn (off the card areas, where thin prints join it to
+        something, two stacks side by side). Raises :class:`_Occluded` for an arm or a hand over the zone."""
+        roi = scan.roi
+        labels, i, (x, y, bw, bh, area), split, halved, thinned = piece
+        whole = split is None and not (halved or thinned)  # as the felt test left it, not a piece cut off
+        if area < 12 and not whole:
+            return []  # a sliver cut off a blob
+        u = roi.x0 + x + bw / 2
+        width = (float(scan.widths[i - 1]) if labels is scan.labels
+                 else self.calib.chip_diameter_px(*self.geo.rough_base(u, roi.y0 + y + bh)))
+        if area < 12 or area < 0.1 * width * width:  # a speck: too small to measure
+            if whole and roi.mask[y + bh // 2, x + bw // 2]:
+                scan.specks.append((x + bw / 2, y + bh / 2, float(area), width))
+            return []
+        blob = labels[y:y + bh, x:x + bw] == i
+        low = blob[max(bh - int(0.4 * width), 0):]  # the base's near half
+        base_cols = np.flatnonzero(low.any(0)) if low.any() else np.arange(bw)
+        if split is None and scan.cut is not None:  # a card lying behind, merged with the stack in the picture?
+            pieces = self._off_cards(scan, piece, blob, (low, base_cols), width)
+            if pieces is not None:
+                return pieces
+        h, w = scan.fg.shape
+        touches = x == 0 or y == 0 or x + bw == w or y + bh == h
+        max_area = width * (width + self.calib.layout.max_stack * 1.6)
+        if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
+            if _over(blob, (x, y), roi) <= 0.2 * width * width:
+                return []  # a card or an arm beside the zone
+            return self._thinned(scan, piece, width)
+        u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
+        rough = self.geo.rough_base(u, roi.y0 + y + bh - 0.5)
+        if roi.zone.inside(*rough) < -EDGE_MM - BASE_REFINED and _over(blob, (x, y), roi) <= 0.2 * width * width:
+            return []  # another zone's, already from its rough base (the refined one is within BASE_REFINED)
+        cx, cy = self.geo.base(u, roi.y0 + y + bh - 0.5, rough)
+        inside = roi.zone.inside(cx, cy)
+        if inside < -EDGE_MM and self._elsewhere(blob, (x, y), roi, cx, cy, width):
+            return []  # another zone's
+        base_w = base_cols[-1] - base_cols[0] + 1
+        if inside < EDGE_MM:  # on the zone's edge, or over the zone from beyond it (a stack joined to a printed
+            # line, whose lowest point is then the line's): whose chips these are is the dealer's call
+            scan.stacks.append(StackSeen(cx, cy, None, 0, 0.2, why="edge"))
+            return []
+        if TWO_BASES[0] * width <= base_w <= TWO_BASES[1] * width and not halved:
+            # two stacks touching side by side: each measured on its half of the blob (cut between bases)
+            part = np.zeros_like(scan.fg)
+            part[y:y + bh, x:x + bw] = blob
+            part[:, x + (base_cols[0] + base_cols[-1]) // 2] = 0
+            m, sub, sub_stats, _ = components(part)
+            return [_Piece(sub, k, sub_stats[k], split, True, thinned) for k in range(1, m)]
+        if not 0.6 * width <= base_w <= 1.5 * width:  # not one stack's width
+            if thinned:  # cut from an arm, not from a printed line: the arm is over the zone
+                raise _Occluded
+            scan.stacks.append(StackSeen(cx, cy, None, 0, 0.2, why="blob"))  # touching stacks, a card, a finger
+            return []
+        scan.stacks.append(self._measured(scan, piece, blob, (cx, cy)))
+        return []
 
+    def _off_cards(self, scan: _Scan, piece: _Piece, blob: np.ndarray, base: tuple[np.ndarray, np.ndarray],
+                   width: float) -> list[_Piece] | None:
+        """A blob spread over card areas holding a card beyond its base's columns (a card lying behind a
+        stack, merged with it in the picture): its pieces off the card areas (the stack's visible parts),
+        each with what the card areas may hold of it; None when it is not. *base*: the blob's near half
+        (rows) and the columns it covers (the base is never on a card)."""
+        assert scan.cut is not None  # (cards present)
+        labels, i, (x, y, bw, bh, area), split, halved, thinned = piece
+        cut, (low, base_cols) = scan.cut, base
+        own_low = low & ~cut[y + bh - len(low):y + bh, x:x + bw]
+        cols = np.flatnonzero(own_low.any(0)) if own_low.any() else base_cols
+        band = np.zeros(bw, bool)
+        band[max(cols[0] - 3, 0):cols[-1] + 4] = True
+        if (blob & cut[y:y + bh, x:x + bw] & ~band).sum() <= 0.05 * width * width:
+            return None
+        part = np.zeros_like(scan.fg)  # the blob without the card areas: the stack's visible part
+        part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
+        part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        m, sub, sub_stats, _ = components(part)
+        if scan.standing is None or scan.card_px is None:  # when a stack is merged with a card: what stands,
+            scan.standing = _standing(scan.fg_raw, cut)  # what lies on the card areas
+            scan.card_px = cut & scan.fg_raw & ~scan.standing
+        beside = scan.card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
+        beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
+        return [_Piece(sub, k, sub_stats[k], beside, halved, thinned) for k in range(1, m)]
 
+    def _thinned(self, scan: _Scan, piece: _Piece, width: float) -> list[_Piece]:
+        """A blob too large for a stack over the zone: an arm (:class:`_Occluded`), unless a thin print (a
+        line) joins a stack to the table's edge or to an arm beside the zone: then its pieces cut where
+        thin, if little of the zone is cut away."""
+        labels, i, _, split, halved, thinned = piece
+        thin = int(THIN * width) | 1
+        whole = labels == i
+        part = cv2.morphologyEx(whole.astype(np.uint8), cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
+        if thinned or (whole & ~part.astype(bool) & scan.roi.mask).sum() > THIN_CUT * width * width:
+            raise _Occluded
+        m, sub, sub_stats, _ = components(part)
+        return [_Piece(sub, k, sub_stats[k], split, halved, True) for k in range(1, m)]
+
+    def _measured(self, scan: _Scan, piece: _Piece, blob: np.ndarray, base: tuple[float, float]) -> StackSeen:
+        """A blob of one stack's width measured (:class:`StackReader`) with its base at *base* (mm)."""
+        roi, crop, fg_raw = scan.roi, scan.crop, scan.fg_raw
+        labels, i, (x, y, bw, bh, _), split, _, _ = piece
+        if scan.picture is None:  # the felt's colour here, under this light
+            bare = (~fg_raw[::2, ::2]).astype(np.uint8)  # (at half scale)
+            felt = np.array((cv2.mean(every(crop, 2), bare) if cv2.countNonZero(bare) > 20
+                             else cv2.mean(crop))[:3], np.float32)
+            scan.picture = ZonePicture(crop, (roi.x0, roi.y0), scan.white, felt, fg_raw, scan.collect)
+        own = np.zeros_like(scan.fg)  # this stack's pixels and 2 px around: not a card or stack beside it
+        y0, x0 = max(y - 2, 0), max(x - 2, 0)
+        own[y0:y + bh + 2, x0:x + bw + 2] = cv2.dilate((labels[y0:y + bh + 2, x0:x + bw + 2] == i).astype(np.uint8),
+                                                      np.ones((5, 5), np.uint8))
+        seen = self.stacks.read(scan.picture, StackBlob(blob, (x, y), scan.f[y:y + bh, x:x + bw], base,
+                                                        own.astype(bool), split, scan.standing))
+        if math.hypot(seen.x - base[0], seen.y - base[1]) > BASE_MOVED * 2 * self.r:  # measured off its blob's base
+            return StackSeen(*base, None, 0, 0.2, why="unmeasured")  # (a card behind it taken for its top)
+        if seen.confidence < MIN_CONFIDENCE and not seen.why:  # given up before a count
+            return dataclasses.replace(seen, why="unmeasured")
+        return seen
 
 
 def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = None) -> ColourModel:
@@ -739,8 +792,6 @@ class _Lazy:
         return features(self.crop[index], self.white)
 
 
-
-
 def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
     """Not-felt pixels on a column's run that goes on down out of the card *areas*: something
     standing on the felt in front (a stack beside, an arm), never a card lying in its area. A
@@ -753,8 +804,6 @@ def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
     out_of_areas = run & ~areas
     np.maximum.at(lowest_out, ids[out_of_areas], np.broadcast_to(rows, run.shape)[out_of_areas])
     return run & (rows <= lowest_out[ids]) & (ids > 0)
-
-
 
 
 def _over(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> int:
