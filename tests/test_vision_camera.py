@@ -90,11 +90,11 @@ def test_a_covered_reference_patch_makes_every_zone_unreadable(health_counter):
     """The colours are read against the white patch: an arm passing over it for a frame leaves the
     light of the frame before; covered longer, nothing can be trusted."""
     frame = next(iter(open_replay(str(DATA / "clip_right.mp4"))))[1]
-    assert health_counter.reference_ok(frame)
-    y0, y1, x0, x1 = health_counter.ref_box
+    assert health_counter.light.reference_ok(frame)
+    y0, y1, x0, x1 = health_counter.light.ref_box
     covered = frame.copy()
     covered[y0:(y0 + y1) // 2, x0:x1] = (90, 120, 170)  # a hand over half of it
-    assert not health_counter.reference_ok(covered)
+    assert not health_counter.light.reference_ok(covered)
     passing = health_counter.count(covered, frame)
     assert passing.zones == health_counter.count(frame, frame).zones  # read with the light of a frame ago
     result = health_counter.count(covered, covered)

@@ -118,10 +118,10 @@ def test_a_hand_over_the_colour_card_is_occlusion_not_a_change_of_light(sets, la
     counter = calibrate_camera(usual.layout, "right", usual.calibration["right"]).counter
     view = load_layout(layout_path).view("right")
     image = render(Scene(colours=HOUSE_004), view, mount_camera(view), seed=3)
-    assert counter.card_colours(image) is not None
+    assert counter.light.card_colours(image) is not None
     fingers = counter.cam.project(np.array(view.mount().patches[0].polygon))  # a hand over half the first patch
     cv2.fillConvexPoly(image, np.round(fingers[:3]).astype(np.int32), (120, 150, 200))
-    assert counter.card_colours(image) is None and counter.relit(image) is None
+    assert counter.light.card_colours(image) is None and counter.light.relit(image) is None
     assert {z.status for z in counter.count(image).zones.values()} == {"occluded"}
 
 

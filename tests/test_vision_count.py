@@ -322,7 +322,7 @@ def test_the_top_face_centre_confirms_the_count_and_refuses_its_neighbours(table
         frame = picture(table, [stack], seed=stack.count)
         seen = [s for s in counter.count(frame).zones["bet:1" if stack.y < 0 else "bet:4"].stacks]
         x, y = seen[0].x, seen[0].y
-        white = counter.white(frame)
+        white = counter.light.white(frame)
         assert [counter.stacks.inlay_peaks(Picture(frame, (0, 0), white), x, y, n, value)
                 for n in (stack.count - 1, stack.count, stack.count + 1)] == [False, True, False], stack
 
@@ -529,7 +529,7 @@ def test_two_stacks_touching_side_by_side_are_each_counted(table, monkeypatch, s
 def test_a_shadow_on_the_felt_is_felt_not_an_arm(table, monkeypatch):
     """An arm's shadow (the felt at half its light) over an empty zone leaves it empty, not occluded;
     a stack in the shadow is never counted wrong. A shadow over the whole zone is also light moved on
-    it against the rest of the table (``ChipCounter.light_apart``: 0.5): uncertain, not occluded."""
+    it against the rest of the table (``TableLight.apart``: 0.5): uncertain, not occluded."""
     layout, calib, _, counter = table
     image = picture(table, [Stack(-430, -300, 500, 3)], seed=4)
     zone = np.array(layout.zone("bet:1").polygon, np.float64)
@@ -539,13 +539,13 @@ def test_a_shadow_on_the_felt_is_felt_not_an_arm(table, monkeypatch):
     shade = cv2.GaussianBlur(shade.astype(np.float32), (0, 0), 6)
     shadowed = (image * (1 - 0.5 * shade[..., None])).astype(np.uint8)
     empty = (picture(table, [], seed=4) * (1 - 0.5 * shade[..., None])).astype(np.uint8)
-    assert set(counter.light_apart(empty)) == {"bet:1"} and counter.count(empty).zones["bet:1"].status == "uncertain"
+    assert set(counter.light.apart(empty)) == {"bet:1"} and counter.count(empty).zones["bet:1"].status == "uncertain"
     monkeypatch.setattr(vision, "LIGHT_APART", 10.0)
     counter = vision.ChipCounter(calib, table[2])
     assert (counter.count(empty).zones["bet:1"].status, counter.count(empty).zones["bet:1"].amount) == ("ok", 0)
     zc = counter.count(shadowed).zones["bet:1"]
     assert zc.status != "ok" or zc.amount == 1500  # the chips darker than the white patch says: never wrong
-    monkeypatch.setattr(vision, "FELT_SHADE", 0.6)
+    monkeypatch.setattr("firmware_host.vision.light.FELT_SHADE", 0.6)
     assert vision.ChipCounter(calib, table[2]).count(empty).zones["bet:1"].status == "occluded"  # before: an arm
 
 
@@ -689,25 +689,25 @@ def test_the_chips_that_vouch_for_a_stack_topped_by_a_side_look_alike():
 
 
 def test_light_moved_on_one_zone_since_calibration_leaves_that_zone_uncertain(table):
-    """``ChipCounter.light_apart``: the white patch and the colour card cancel a change of the whole light, not
+    """``TableLight.apart``: the white patch and the colour card cancel a change of the whole light, not
     a spot moved onto one zone or a lamp out over it. A zone whose felt is ``LIGHT_APART`` brighter or
     darker, against the other zones', than in the calibration pictures is uncertain (its chips' colours and
     edges were learnt in other light), and ``relit`` names it for the TD; the whole picture darker is not."""
     counter = table[3]
     assert sorted(counter.models.felt_light) == ["bet:1", "bet:2", "bet:3", "bet:4", "pot"]
     frame = picture(table, [Stack(-430, -300, 500, 3), Stack(60, -150, 2000, 2)], seed=4)
-    assert counter.light_apart(frame) == {} and counter.relit(frame) is None
+    assert counter.light.apart(frame) == {} and counter.light.relit(frame) is None
     assert {z: zc.status for z, zc in counter.count(frame).zones.items()}.get("bet:1") == "ok"
     darker = (frame * 0.7).astype(np.uint8)
-    assert counter.light_apart(darker) == {} and counter.count(darker).zones["bet:1"].status == "ok"
+    assert counter.light.apart(darker) == {} and counter.count(darker).zones["bet:1"].status == "ok"
     spot = frame.copy()
     roi = next(r for r in counter.rois if r.zone.name == "bet:1")
     inside = spot[roi.y0:roi.y1, roi.x0:roi.x1]
     inside[roi.mask] = np.clip(inside[roi.mask] * 1.8, 0, 255).astype(np.uint8)
-    assert set(counter.light_apart(spot)) == {"bet:1"} and counter.light_apart(spot)["bet:1"] > vision.LIGHT_APART
+    assert set(counter.light.apart(spot)) == {"bet:1"} and counter.light.apart(spot)["bet:1"] > vision.LIGHT_APART
     result = counter.count(spot)
     assert result.zones["bet:1"].status == "uncertain" and result.zones["pot"].status == "ok"
-    assert "bet:1" in counter.relit(spot) and "moved against the rest of the table" in counter.relit(spot)
+    assert "bet:1" in counter.light.relit(spot) and "moved against the rest of the table" in counter.light.relit(spot)
 
 
 def test_where_the_light_falls_is_saved_with_the_chip_models(table, tmp_path):
@@ -718,7 +718,7 @@ def test_where_the_light_falls_is_saved_with_the_chip_models(table, tmp_path):
     del data["felt_light"]  # a file written before: no light to compare, nothing left uncertain for it
     (tmp_path / "old.json").write_text(json.dumps(data))
     older = vision.ChipCounter(table[1], load_models(tmp_path / "old.json"))
-    assert older.light_apart(picture(table, seed=4)) == {}
+    assert older.light.apart(picture(table, seed=4)) == {}
 
 
 def test_a_zone_where_a_chip_could_lie_hidden_behind_another_zones_stack_is_uncertain(table):

@@ -348,7 +348,7 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
 def test_spots_the_calibration_did_not_see_raise_relit_for_the_zones_they_light():
     """spots-green's frames (overhead spots) counted with cool-bright's calibration (even light): the
     colour card, lit like the rest, fits; but some zones' felt is 2.0 times as bright against the others'
-    as in the calibration pictures (``ChipCounter.light_apart``): those zones are uncertain and ``relit``
+    as in the calibration pictures (``TableLight.apart``): those zones are uncertain and ``relit``
     names them for the TD (11.4 points of exact were read in light the chip models never saw; none was
     wrong, but the edge bias learnt in one light misreads heights in another: 4 green 200s read as 5 with
     spots-green's calibration on flicker-lens's frames). Calibrated under its own spots, no zone is apart
@@ -359,7 +359,7 @@ def test_spots_the_calibration_did_not_see_raise_relit_for_the_zones_they_light(
     frames = [read_picture(f.file) for f in spots.frames if f.camera == "right"]
     other = load_calibration_block(PHYSICAL / "cool-bright", spots.layout, spots.values)
     counter = calibrate_camera(spots.layout, "right", other["right"]).counter
-    apart = counter.light_apart(frames[0])
+    apart = counter.light.apart(frames[0])
     assert apart and all(r > 1.5 or r < 1 / 1.5 for r in apart.values()), apart
     assert {counter.count(frames[0]).zones[z].status for z in apart} == {"uncertain"}
     health = CameraHealth(counter, persist=3)
@@ -367,7 +367,7 @@ def test_spots_the_calibration_did_not_see_raise_relit_for_the_zones_they_light(
     relit = [o for o in out if o.fault == "relit"]
     assert len(relit) == 1 and all(z in relit[0].detail for z in apart) and "moved against" in relit[0].detail
     own = calibrate_camera(spots.layout, "right", spots.calibration["right"]).counter
-    assert [own.light_apart(frame) for frame in frames] == [{}] * len(frames)
+    assert [own.light.apart(frame) for frame in frames] == [{}] * len(frames)
 
 
 def test_a_top_face_read_weakly_where_the_light_moved_a_little_is_not_counted(monkeypatch):

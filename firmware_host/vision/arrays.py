@@ -1,13 +1,15 @@
 """Small array helpers of the vision pipeline, where numpy's or OpenCV's own are slow for its shapes: the
-median of the small arrays of a stack's columns, strided crops of 3-byte pixels, blobs labelled in 16 bits."""
+median of the small arrays of a stack's columns, strided crops of 3-byte pixels, blobs labelled in 16
+bits; and a colour as a triple."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import cv2
 import numpy as np
 
-__all__ = ["components", "every", "median"]
+__all__ = ["bgr", "components", "every", "median"]
 
 
 def median(a: np.ndarray, axis: int | None = None) -> Any:
@@ -35,3 +37,9 @@ def components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarra
     after a 3x3 opening a blob has at least 9 pixels, so a mask under 589,815 pixels cannot overflow."""
     ltype = cv2.CV_16U if mask.size < 65535 * 9 else cv2.CV_32S
     return cv2.connectedComponentsWithStatsWithAlgorithm(mask, 8, ltype, cv2.CCL_DEFAULT)
+
+
+def bgr(channels: Iterable[float]) -> tuple[float, float, float]:
+    """A colour's three channels as a triple."""
+    b, g, r = channels
+    return b, g, r

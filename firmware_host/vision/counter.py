@@ -19,15 +19,16 @@ there); a blob of the wrong shape, specks that gather into part of a chip, or a
 count or colour that falls between two answers makes the zone ``uncertain`` with
 a low confidence, never a guess. See ``docs/vision.md``.
 
-Its parts: ``vision.projection`` (where a stack lies in the picture), ``vision.stack`` (one stack
-measured), ``vision.sides`` (a stack's chips read on its side), ``vision.hiding`` (a chip wholly hidden
-behind stacks), ``vision.results`` (what a frame shows).
+Its parts: ``vision.light`` (the frame's light, the felt test), ``vision.projection`` (where a stack
+lies in the picture), ``vision.stack`` (one stack measured), ``vision.sides`` (a stack's chips read on
+its side), ``vision.hiding`` (a chip wholly hidden behind stacks), ``vision.results`` (what a frame
+shows).
 """
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import cv2
@@ -36,9 +37,8 @@ import numpy as np
 from calibration.chips import ChipModels, ColourModel, features, side_features
 from calibration.geometry import TableCalibration
 from firmware_host.vision import hiding
-from firmware_host.vision.arrays import components, every, median
-from firmware_host.vision.colour import CardReference, Correction, card_seen
-from firmware_host.vision.colour import fit as fit_colour
+from firmware_host.vision.arrays import bgr, components, every
+from firmware_host.vision.light import LIGHT_APART, TableLight, colour_card
 from firmware_host.vision.projection import StackProjection, ZoneRoi
 from firmware_host.vision.results import (
     MIN_CONFIDENCE,
@@ -53,24 +53,15 @@ from firmware_host.vision.stack import BEYOND_FOOTPRINTS, Picture, StackBlob, St
 
 __all__ = ["ChipCounter", "learn_chips"]
 
-FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
-FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
-FELT_SHADE = 0.4  # the darkest the felt may be (share of its calibrated level): a shadow deeper than this is not felt
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
-REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
-CARD_NOISE = 4.0  # grey levels of noise a colour card patch may show beyond REFERENCE_MAX_SPREAD of its level
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 BASE_REFINED = 5.0  # mm: the most the base's refinement moves it from the rough base (measured: 1.4 over 9,180)
-SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
 VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
 # one's looks like the felt (kept as hidden); one found as often stands out of it whatever its model's distance
 TWO_BASES = (1.75, 2.3)  # chip widths a blob's base spans when two stacks touch side by side
-LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, against the rest of the table's, than
-# in the calibration pictures (a spot moved, a lamp out): its chips are not counted (learnt in other light)
 LIGHT_ASIDE = 1.25  # ... this many times: a stack there whose top face reads under WEAK_COLOUR is not counted
 WEAK_COLOUR = 0.75  # (the colour's distance from its model is the light's, not the chip's)
 BASE_MOVED = 1.0  # chip widths a stack's base may move from its blob's lowest point as its edges are measured
-LIGHT_PIXELS = 60  # felt pixels (every fourth row and column) a zone's light is measured on
 THIN = 0.25  # chip widths: a blob over a zone that touches its edge is cut where thinner (a printed line)
 PRINT_MATCH = 0.08  # share of the white patch (per channel) the felt's print may stray from the empty table's
 PRINT_PART = 0.05  # chip footprints: the least part of the print kept (a marker's or a patch's corners are less)
@@ -163,35 +154,8 @@ class ChipCounter:
                             cards[area.name] = pixels.astype(bool)
             self.rois.append(ZoneRoi(zone, x0, y0, x1, y1, mask.astype(bool), cards))
         self.rois.sort(key=lambda r: r.zone.kind != "cards")  # card areas first: chip zones use them
-        patch = np.array(lay.reference)  # its middle (shrunk to 60 % about its centre): no felt at its edges
-        inner = self.cam.project(patch.mean(0) + 0.6 * (patch - patch.mean(0)))
-        rx0, ry0 = np.floor(inner.min(0)).astype(int)
-        rx1, ry1 = np.ceil(inner.max(0)).astype(int) + 1
-        self.ref_box = (ry0, ry1, rx0, rx1)
-        ref_mask = np.zeros((ry1 - ry0, rx1 - rx0), np.uint8)
-        cv2.fillConvexPoly(ref_mask, np.round(inner - (rx0, ry0)).astype(np.int32), 1)
-        self.ref_mask = ref_mask.astype(bool)
-        self.card = models.card  # the colour card under the calibration's light (None: white patch only)
-        self.patch_boxes = {p.name: self._patch_box(np.array(p.polygon)) for p in lay.mount().patches}
-        self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame
-        self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
-        self.felt = models.felt
-        cb, cg, v = models.felt.mean
-        felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
-        B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
-        self._felt_norm = float(np.linalg.norm(felt))
+        self.light = TableLight(calib, models, self.rois)  # the frame's light against the calibration's
         self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
-        self._coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
-        normal = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
-        normal /= max(float(np.linalg.norm(normal)), 1e-9)
-        self._split = np.vstack([self._coef, normal]).astype(np.float32)  # (felt level, glare, residual)
-        bound = FELT_RESIDUAL * self._felt_norm
-        self._felt_low = (FELT_SHADE, -1e9, -bound)  # felt: level FELT_SHADE..1.6, glare to FELT_GLARE, small residual
-        self._felt_high = (1.6, FELT_GLARE, bound)
-        # per chip zone, the level bounds about its felt's level in the calibration pictures (a spot's pool)
-        self._felt_bounds = {z: ((FELT_SHADE * min(lit, 1.0), -1e9, -bound * max(lit, 1.0)),
-                                 (1.6 * max(lit, 1.0), FELT_GLARE, bound * max(lit, 1.0)))
-                             for z, lit in models.felt_light.items()}
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
         self._empty = self._empty_crops(calib.empty) if models.hidden else {}
         self._printed: np.ndarray | None = None  # the print's pixels in the whole picture
@@ -208,13 +172,13 @@ class ChipCounter:
         the table, is not thin) and their light-normalised colour, as (rows, columns), colours."""
         if empty.shape[1::-1] != tuple(self.calib.image_size):
             return {}
-        white = np.maximum(self.white(empty).astype(np.float32), 1.0)
+        white = np.maximum(self.light.white(empty).astype(np.float32), 1.0)
         out = {}
         for roi in self.rois:
             if roi.zone.kind == "cards":
                 continue
             smooth = cv2.blur(empty[roi.y0:roi.y1, roi.x0:roi.x1], (3, 3))
-            off = self.not_felt(smooth, white, roi.zone.name).astype(np.uint8)
+            off = self.light.not_felt(smooth, white, roi.zone.name).astype(np.uint8)
             width = self.calib.chip_diameter_px(*np.array(roi.zone.polygon).mean(0))
             thin = int(THIN * width) | 1
             opened = cv2.morphologyEx(off, cv2.MORPH_OPEN, np.ones((thin, thin), np.uint8))
@@ -306,137 +270,28 @@ class ChipCounter:
         return fg
 
     # -- helpers -----------------------------------------------------------------------------
-    def _patch_box(self, patch: np.ndarray) -> tuple[tuple[int, int, int, int], np.ndarray]:
-        """A patch's middle (60 % about its centre: no felt at its edges): its box and mask."""
-        inner = self.cam.project(patch.mean(0) + 0.6 * (patch - patch.mean(0)))
-        x0, y0 = np.floor(inner.min(0)).astype(int)
-        x1, y1 = np.ceil(inner.max(0)).astype(int) + 1
-        mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
-        cv2.fillConvexPoly(mask, np.round(inner - (x0, y0)).astype(np.int32), 1)
-        return (int(y0), int(y1), int(x0), int(x1)), mask.astype(bool)
 
-    def card_colours(self, frame: np.ndarray) -> dict[str, np.ndarray] | None:
-        """The white patch's and each colour card patch's BGR in *frame*; None when one is not
-        seen whole (a hand over it: not even)."""
-        out = {}
-        for name, ((y0, y1, x0, x1), mask) in [("white", (self.ref_box, self.ref_mask)), *self.patch_boxes.items()]:
-            pixels = frame[y0:y1, x0:x1][mask].astype(np.float32)
-            if not len(pixels):
-                return None
-            mean = pixels.mean(0)
-            if (pixels.std(0) > REFERENCE_MAX_SPREAD * mean + CARD_NOISE).any():  # a dark patch's noise is no hand
-                return None
-            out[name] = mean
-        return out
 
-    def correction(self, frame: np.ndarray, previous: np.ndarray | None = None) -> Correction | None:
-        """The colour correction of *frame* towards the calibration's light (``vision.colour``), from
-        its colour card (the frame before's if a hand is over the card); None without a card or
-        when the card is not seen. Kept for the same frame (the health check and the count)."""
-        if self.card is None:
-            return None
-        if self._correction is not None and self._correction[0] is frame:
-            return self._correction[1]
-        measured = self.card_colours(frame)
-        if measured is None and previous is not None:
-            measured = self.card_colours(previous)
-        correction = fit_colour(measured, self.card) if measured is not None else None
-        self._correction = (frame, correction)
-        return correction
 
-    def relit(self, frame: np.ndarray) -> str | None:
-        """Why *frame*'s light is beyond what the calibration covers (None: it is not, or no colour
-        card to tell by, or the card is covered), or has moved on some chip zones (:meth:`light_apart`)."""
-        correction = self.correction(frame)
-        why = None if correction is None else correction.relit()
-        apart = self.light_apart(frame) if why is None else {}
-        if apart:
-            why = ("the light on " + ", ".join(f"{zone} (x{ratio:.2f})" for zone, ratio in sorted(apart.items()))
-                   + " has moved against the rest of the table's since calibration")
-        return why
 
-    def felt_light(self, frame: np.ndarray) -> dict[str, float]:
-        """Each chip zone's felt level in *frame*: the median of its pixels of the felt's colour at any
-        level (a spot may light it beyond what counting takes for felt; brighter than the felt model, its
-        colour may stray from the felt's that many times further), as a share of the felt model's
-        level under the white patch's light (every fourth row and column; a zone with under
-        ``LIGHT_PIXELS`` of them is left out)."""
-        white = self.white(frame)
-        split = self._split * (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
-        out = {}
-        for roi in self.rois:
-            if roi.zone.kind == "cards":
-                continue
-            parts = cv2.transform(every(frame[roi.y0:roi.y1, roi.x0:roi.x1], 4).astype(np.float32), split)
-            level, glare, residual = parts[..., 0], parts[..., 1], parts[..., 2]
-            # brighter than the felt model, its colour may stray that many times further (as counting allows)
-            felt = ((level >= FELT_SHADE) & (level <= 10.0) & (glare <= FELT_GLARE)
-                    & (np.abs(residual) <= self._felt_high[2] * np.maximum(level, 1.0)))
-            here = level[felt & roi.mask[::4, ::4]]
-            if len(here) >= LIGHT_PIXELS:
-                out[roi.zone.name] = float(median(here))
-        return out
 
-    def light_moved(self, frame: np.ndarray) -> dict[str, float]:
-        """How much each chip zone's light has moved since calibration against the rest of the table's:
-        its felt level over the calibration pictures' (``ChipModels.felt_light``), over the median of
-        every zone's (1: as at calibration). The white patch and the colour card cancel a change of the
-        whole light, not one in part of the table; the chip models and edges hold only in the light
-        they were learnt in. Needs 3 zones measured (else empty); kept for the same frame (the health
-        check and the count)."""
-        if self._light is not None and self._light[0] is frame:
-            return self._light[1]
-        reference = self.models.felt_light
-        levels = self.felt_light(frame) if reference else {}
-        ratio = {zone: level / reference[zone] for zone, level in levels.items() if reference.get(zone, 0.0) > 0}
-        moved: dict[str, float] = {}
-        if len(ratio) >= 3:
-            middle = float(np.median(list(ratio.values())))
-            moved = {zone: r / middle for zone, r in ratio.items()}
-        self._light = (frame, moved)
-        return moved
 
-    def light_apart(self, frame: np.ndarray) -> dict[str, float]:
-        """The chip zones whose light has moved beyond ``LIGHT_APART`` either way (:meth:`light_moved`):
-        a spot moved or a lamp out over it."""
-        return {zone: r for zone, r in self.light_moved(frame).items() if abs(np.log(r)) > np.log(LIGHT_APART)}
 
-    def white(self, frame: np.ndarray) -> np.ndarray:
-        """The reference patch's colour in *frame* (BGR)."""
-        y0, y1, x0, x1 = self.ref_box
-        white: np.ndarray = frame[y0:y1, x0:x1][self.ref_mask].mean(0)
-        return white
 
-    def reference_ok(self, frame: np.ndarray) -> bool:
-        """Whether the reference patch is seen whole: even (a hand or a chip over part of it is not)
-        and not dark. Without it no colour can be trusted."""
-        y0, y1, x0, x1 = self.ref_box
-        patch = frame[y0:y1, x0:x1][self.ref_mask].astype(np.float32)
-        mean = patch.mean(0)
-        return (float(mean.mean()) >= REFERENCE_MIN_LEVEL
-                and float((patch.std(0) / np.maximum(mean, 1.0)).max()) <= REFERENCE_MAX_SPREAD)
 
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
         """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
         calibration learns each denomination's side from."""
         side = self.sides.side_bgr(frame, (0, 0), *self.geo.rims(stack.x, stack.y, 1))
-        return None if side is None else side_features(side, self.white(frame))[0]
+        return None if side is None else side_features(side, self.light.white(frame))[0]
 
     def inlay_contrast(self, frame: np.ndarray, stack: StackSeen, chips: int = 1) -> float:
         """How much brighter the top face's centre (its inlay) is than the face around it, were
         *stack* (found in *frame*) *chips* high: light-normalised, sum of channels; NaN when out
         of the picture. Chip calibration learns it per denomination from single chips."""
-        centre, face = self.stacks.inlay(Picture(frame, (0, 0), self.white(frame)), stack.x, stack.y, [chips])
+        centre, face = self.stacks.inlay(Picture(frame, (0, 0), self.light.white(frame)), stack.x, stack.y, [chips])
         return float(centre[0] - face[0])
 
-    def not_felt(self, crop: np.ndarray, white: np.ndarray, zone: str | None = None) -> np.ndarray:
-        """Pixels that are not felt: not the felt's colour at some light level plus some white glare (the
-        level's bounds about *zone*'s felt level in the calibration pictures, where known)."""
-        scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
-        parts = cv2.transform(crop.astype(np.float32), self._split * scale)  # (felt level, glare, residual)
-        low, high = self._felt_bounds.get(zone or "", (self._felt_low, self._felt_high))
-        off: np.ndarray = cv2.inRange(parts, low, high) == 0
-        return off
 
     # -- counting ----------------------------------------------------------------------------
     def count(self, frame: np.ndarray, previous: np.ndarray | None = None, *,
@@ -449,26 +304,26 @@ class ChipCounter:
         if frame.shape[1::-1] != tuple(self.calib.image_size):
             raise ValueError(f"frame is {frame.shape[1]}x{frame.shape[0]}, the calibration "
                              f"{self.calib.image_size[0]}x{self.calib.image_size[1]}")
-        white = self.white(frame)
-        seen = self.reference_ok(frame)
-        if not seen and previous is not None and self.reference_ok(previous):
-            white = self.white(previous)  # an arm passing over the patch: the light of a frame ago
-        if (not seen and (previous is None or not self.reference_ok(previous))
-                or self.card is not None and self.correction(frame, previous) is None):
+        white = self.light.white(frame)
+        seen = self.light.reference_ok(frame)
+        if not seen and previous is not None and self.light.reference_ok(previous):
+            white = self.light.white(previous)  # an arm passing over the patch: the light of a frame ago
+        if (not seen and (previous is None or not self.light.reference_ok(previous))
+                or self.light.card is not None and self.light.correction(frame, previous) is None):
             # the white patch or the colour card covered (or dark) for more than a frame: nothing is read
             zones = {r.zone.name: ZoneCount(r.zone.name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, True)
                      for r in self.rois if r.zone.kind != "cards"}
             cards = {r.zone.name: CardSeen(r.zone.name, False, False, True)
                      for r in self.rois if r.zone.kind == "cards"}
             self._last_grey = (frame, _half_grey(frame))
-            return FrameResult(zones, cards, _bgr(float(c) for c in white))
-        raw_white, relit, correction = white, None, self.correction(frame, previous)
+            return FrameResult(zones, cards, bgr(float(c) for c in white))
+        raw_white, relit, correction = white, None, self.light.correction(frame, previous)
         if correction is not None and correction.uneven():  # a spot across the card: the white patch alone
             correction = None
-        if correction is not None and self.card is not None:
+        if correction is not None and self.light.card is not None:
             relit = correction.relit()
             if relit is None:
-                white = correction.white(self.card)  # the crops are in the calibration's light
+                white = correction.white(self.light.card)  # the crops are in the calibration's light
         zones, cards = {}, {}
         change = None
         grey = _half_grey(frame)
@@ -491,7 +346,7 @@ class ChipCounter:
                 crop = correction.apply(crop)
             smooth = cv2.blur(crop, (3, 3))
             white_here = white if roi.zone.kind != "cards" or relit is None else raw_white
-            fg = self.not_felt(smooth, white_here, roi.zone.name)
+            fg = self.light.not_felt(smooth, white_here, roi.zone.name)
             if roi.zone.kind != "cards":
                 fg = self._unprinted(roi.zone.name, fg, smooth, white_here)
             f = _Lazy(smooth, white_here)
@@ -501,14 +356,14 @@ class ChipCounter:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
         hiding.behind(self.geo, self.rois, zones, self.calib.layout.max_stack)
-        for name, moved in self.light_moved(frame).items() if relit is None else ():  # lit otherwise than at
+        for name, moved in self.light.moved(frame).items() if relit is None else ():  # lit otherwise than at
             # calibration (a spot read as an arm too: not held as one), or a little so and a top face read weakly
             far = abs(math.log(moved))
             if far > math.log(LIGHT_APART) or far > math.log(LIGHT_ASIDE) and any(
                     s.colour_confidence < WEAK_COLOUR for s in zones[name].stacks):
                 zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0,
                                                   why=zones[name].why + ("light",))
-        return FrameResult(zones, cards, _bgr(float(c) for c in raw_white), relit)
+        return FrameResult(zones, cards, bgr(float(c) for c in raw_white), relit)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
         area = inside.sum()
@@ -688,7 +543,7 @@ def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = No
     if not rois:
         raise ValueError(f"camera {calib.layout.camera} counts no zone {zone!r}" if zone else
                          f"camera {calib.layout.camera} counts no chip zone")
-    white = counter.white(frame)
+    white = counter.light.white(frame)
     f = np.vstack([features(frame[r.y0:r.y1, r.x0:r.x1], white)[r.mask] for r in rois])
     med = np.median(f, 0)
     spread = np.maximum(1.4826 * np.median(np.abs(f - med), 0), (0.012, 0.012, 0.04))
@@ -756,30 +611,13 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
             if sides:
                 side[v] = np.array(sides)
     models = learn(samples, felt, excess, directions, inlay, side, visible)
-    card, note = colour_card(finder, list(shows.values()))
-    lit = [counter.felt_light(img) for img in shows.values()]  # where the light falls on each zone (the felt's)
+    card, note = colour_card(finder.light, list(shows.values()))
+    lit = [counter.light.felt_light(img) for img in shows.values()]  # where the light falls on each zone (the felt's)
     felt_light = {z: float(np.median([m[z] for m in lit if z in m])) for z in sorted(set().union(*lit))}
     return dataclasses.replace(models, card=card, card_note=note, on_print=on_print, felt_light=felt_light,
                                hidden=hidden)
 
 
-def colour_card(finder: ChipCounter, pictures: list[np.ndarray]) -> tuple[CardReference | None, str]:
-    """The camera's colour card as the calibration *pictures* show it (their mean), or None and why
-    not: no card in the layout, a patch covered, or patches unlike the printed card
-    (:func:`vision.colour.card_seen`). Without it the counter normalises by the white patch alone."""
-    printed = {p.name: p.srgb for p in finder.calib.layout.mount().patches}
-    if not printed:
-        return None, "the layout gives this camera no colour card"
-    seen = [finder.card_colours(p) for p in pictures]
-    if any(s is None for s in seen):
-        return None, "the colour card is not seen whole in every calibration picture"
-    mean = {n: np.mean([s[n] for s in seen if s is not None], 0) for n in ["white", *printed]}
-    why = card_seen(mean, printed)
-    if why:
-        return None, f"the colour card does not look like its print: {why}"
-    greys = tuple(sorted((n for n, c in printed.items() if len(set(c)) == 1), key=lambda n: printed[n][0]))
-    return CardReference(_bgr(float(c) for c in mean["white"]),
-                         {n: _bgr(float(c) for c in mean[n]) for n in printed}, greys), "colour card seen"
 
 
 class _Lazy:
@@ -825,12 +663,6 @@ def _unread(specks: list[tuple[float, float, float, float]]) -> tuple[float, flo
     total = near @ at[:, 2]
     k = int(np.argmax(total / at[:, 3] ** 2))
     return (float(at[k, 0]), float(at[k, 1])) if total[k] >= SPECKS * at[k, 3] ** 2 else None
-
-
-def _bgr(channels: Iterable[float]) -> tuple[float, float, float]:
-    """A colour's three channels as a triple."""
-    b, g, r = channels
-    return b, g, r
 
 
 def _half(crop: np.ndarray) -> np.ndarray:

@@ -6,7 +6,8 @@ import numpy as np
 
 from calibration.geometry import pose_error
 from firmware_host.observations import DeviceFault, DeviceRecovered, Observation
-from firmware_host.vision.counter import SATURATED, ChipCounter
+from firmware_host.vision.counter import ChipCounter
+from firmware_host.vision.light import SATURATED
 
 
 class CameraHealth:
@@ -37,7 +38,7 @@ class CameraHealth:
 
     def sharpness(self, frame: np.ndarray) -> float:
         """Laplacian variance around the reference patch (its edges are always in view)."""
-        y0, y1, x0, x1 = self.counter.ref_box
+        y0, y1, x0, x1 = self.counter.light.ref_box
         pad = max(8, (x1 - x0))
         crop = cv2.cvtColor(frame[max(y0 - pad, 0):y1 + pad, max(x0 - pad, 0):x1 + pad], cv2.COLOR_BGR2GRAY)
         return float(cv2.Laplacian(crop, cv2.CV_32F).var())
@@ -73,12 +74,12 @@ class CameraHealth:
             self._last_frame = sample.copy()
             if self._same >= self.frozen:
                 now["frozen-frames"] = f"{self._same + 1} identical frames"
-            level = float(np.mean(self.counter.white(frame)))
+            level = float(np.mean(self.counter.light.white(frame)))
             seen: dict[str, str] = {}  # an arm passing over the patch is not a fault: only what lasts is
             if level < self.min_light:
                 seen["lost-light"] = f"reference patch at {level:.0f}/255"
-            y0, y1, x0, x1 = self.counter.ref_box
-            patch = frame[y0:y1, x0:x1][self.counter.ref_mask].mean(0)
+            y0, y1, x0, x1 = self.counter.light.ref_box
+            patch = frame[y0:y1, x0:x1][self.counter.light.ref_mask].mean(0)
             if (patch >= SATURATED).any():
                 seen["overexposed"] = (f"reference patch saturated ({', '.join(f'{c:.0f}' for c in patch)}): "
                                        "exposure too long (auto exposure off?); bright chips lose their colour")
@@ -87,7 +88,7 @@ class CameraHealth:
                 self.focus = sharp
             elif sharp < 0.3 * self.focus and "lost-light" not in seen:
                 seen["lost-focus"] = f"sharpness {sharp:.0f}, calibrated {self.focus:.0f}"
-            relit = self.counter.relit(frame)
+            relit = self.counter.light.relit(frame)
             if relit is not None and "lost-light" not in seen:
                 seen["relit"] = f"{relit}: chips are not counted; calibrate chips in this light or restore it"
             for fault in ("lost-light", "lost-focus", "overexposed", "relit"):
