@@ -325,13 +325,7 @@ class ChipCounter:
             if relit is None:
                 white = correction.white(self.light.card)  # the crops are in the calibration's light
         zones, cards = {}, {}
-        change = None
-        grey = _half_grey(frame)
-        if previous is not None:  # half-scale grey difference, once for the whole frame
-            last = self._last_grey
-            before = last[1] if last is not None and last[0] is previous else _half_grey(previous)
-            change = (cv2.absdiff(grey, before) > MOTION_LEVEL).view(np.uint8)  # (0 or 1)
-        self._last_grey = (frame, grey)  # the next frame's *previous*: not converted twice
+        change = self._change(frame, previous)
         for roi in self.rois:
             crop = frame[roi.y0:roi.y1, roi.x0:roi.x1]
             here = change[roi.y0 // 2:roi.y1 // 2, roi.x0 // 2:roi.x1 // 2] if change is not None else None
@@ -356,14 +350,33 @@ class ChipCounter:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
         hiding.behind(self.geo, self.rois, zones, self.calib.layout.max_stack)
-        for name, moved in self.light.moved(frame).items() if relit is None else ():  # lit otherwise than at
-            # calibration (a spot read as an arm too: not held as one), or a little so and a top face read weakly
+        if relit is None:
+            self._lit_otherwise(frame, zones)
+        return FrameResult(zones, cards, bgr(float(c) for c in raw_white), relit)
+
+    def _change(self, frame: np.ndarray, previous: np.ndarray | None) -> np.ndarray | None:
+        """Where *frame* differs from *previous* by over ``MOTION_LEVEL`` grey levels (0 or 1, at half scale,
+        once for the whole frame; None without a previous frame). The last frame's grey is kept: a frame is
+        converted once, as itself and as the next one's *previous*."""
+        grey = _half_grey(frame)
+        change = None
+        if previous is not None:
+            last = self._last_grey
+            before = last[1] if last is not None and last[0] is previous else _half_grey(previous)
+            change = (cv2.absdiff(grey, before) > MOTION_LEVEL).view(np.uint8)
+        self._last_grey = (frame, grey)
+        return change
+
+    def _lit_otherwise(self, frame: np.ndarray, zones: dict[str, ZoneCount]) -> None:
+        """The chip *zones* lit otherwise than at calibration (``TableLight.moved``) made uncertain
+        (``light``): beyond ``LIGHT_APART`` (a spot read as an arm too: not held as one), or beyond
+        ``LIGHT_ASIDE`` with a top face read weakly (``WEAK_COLOUR``)."""
+        for name, moved in self.light.moved(frame).items():
             far = abs(math.log(moved))
             if far > math.log(LIGHT_APART) or far > math.log(LIGHT_ASIDE) and any(
                     s.colour_confidence < WEAK_COLOUR for s in zones[name].stacks):
                 zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0,
                                                   why=zones[name].why + ("light",))
-        return FrameResult(zones, cards, bgr(float(c) for c in raw_white), relit)
 
     def _card(self, inside: np.ndarray, name: str, f: _Lazy, fg: np.ndarray, motion: bool) -> CardSeen:
         area = inside.sum()
