@@ -16,7 +16,7 @@ import numpy as np
 
 from calibration.chips import ChipModels, ColourModel, features
 from calibration.geometry import TableCalibration
-from firmware_host.vision.arrays import components, median
+from firmware_host.vision.arrays import bgr, components, median
 from firmware_host.vision.projection import StackProjection
 from firmware_host.vision.results import MIN_CONFIDENCE, StackSeen
 from firmware_host.vision.sides import SideReader, sample
@@ -215,10 +215,9 @@ class StackReader:
         why = ("" if min(count_conf, r.colour_conf) >= MIN_CONFIDENCE
                else "colour" if r.value is None or r.colour_conf < MIN_CONFIDENCE
                else "side" if side else "outline" if stray else "height")
-        b, g, red = (round(float(c), 4) for c in r.colour)
         return StackSeen(round(r.x, 1), round(r.y, 1), r.value, count, round(min(count_conf, r.colour_conf), 3),
-                         (b, g, red), h.excess, round(h.est, 3), round(r.colour_conf, 3), round(sigma, 4), inlay,
-                         layers, why)
+                         bgr(round(float(c), 4) for c in r.colour), h.excess, round(h.est, 3), round(r.colour_conf, 3),
+                         round(sigma, 4), inlay, layers, why)
 
     def _span(self, r: _Reading, span_px: int) -> None:
         """The stack's rough height (mm) from its silhouette's *span_px* rows, and where its top face is looked for."""
