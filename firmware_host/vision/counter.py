@@ -95,7 +95,8 @@ class _Scan:
     pixels (*fg*, opened; *fg_raw*, as the felt test left them), the white patch's colour, chip calibration's
     list of pixels, where cards lie (*cut*: the card areas seen holding a card), its blobs (*labels*) and
     each one's chip width at its bottom's middle (*widths*, px); then, as they are found, what stands and
-    what lies on the card areas, the picture its stacks are measured in, its stacks and specks."""
+    what lies on the card areas, the picture its stacks are measured in, its stacks, and its specks (each
+    too small to measure: its centre in the crop, area and chip width, px)."""
 
     roi: ZoneRoi
     crop: np.ndarray
@@ -111,8 +112,7 @@ class _Scan:
     card_px: np.ndarray | None = None
     picture: ZonePicture | None = None
     stacks: list[StackSeen] = dataclasses.field(default_factory=list)
-    specks: list[tuple[float, float, float, float]] = dataclasses.field(default_factory=list)  # centre (px in
-    # the crop), area, chip width: each too small to measure
+    specks: list[tuple[float, float, float, float]] = dataclasses.field(default_factory=list)  # (x, y, area, width)
 
 
 class _Occluded(Exception):
