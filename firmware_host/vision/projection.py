@@ -155,8 +155,8 @@ class StackProjection:
 
     def base_pixel(self, c: np.ndarray | tuple[float, float]) -> np.ndarray:
         """The pixel of a stack's base centred at *c* (mm): its outline's middle column and lowest row."""
-        ring = self.ring(c[0], c[1], 0.0)
-        return np.array([(ring[:, 0].min() + ring[:, 0].max()) / 2, ring[:, 1].max()])
+        pixel: np.ndarray = self.base_pixels(np.array([c], np.float64))[0]
+        return pixel
 
     def base_pixels(self, centres: np.ndarray) -> np.ndarray:
         """:meth:`base_pixel` of each of *centres* (N x 2, mm) at once (N x 2)."""

@@ -110,6 +110,7 @@ class _Reading:
     y: float
     rise: float  # px per chip at its top
     ellipse: float  # rows a chip's outline spans there
+    own: np.ndarray  # its pixels: on a card area too, less a card unlike it
     span_px: int = 0  # its silhouette's rows
     rough: float = 0.0  # mm, from them
     z: float = 0.0  # where its columns look for the top face (two chips under *rough*)
@@ -119,7 +120,6 @@ class _Reading:
     direction: np.ndarray | None = None  # the colour direction its edges are measured in
     card: _CardContrast | None = None  # the card beside its top (a split stack's), told apart from it
     lying: np.ndarray | None = None  # what lies on the card areas (not a stack standing beside it)
-    own: np.ndarray | None = None  # its pixels: on a card area too, less a card unlike it
 
     @property
     def ell(self) -> int:
@@ -190,14 +190,15 @@ class StackReader:
         """*blob* (one stack's width) read in *zone*: its denomination, count and confidence, or why not."""
         ring0, ring1 = self.geo.ring(*blob.base, 0.0), self.geo.ring(*blob.base, self.t)
         r = _Reading(*blob.base, rise=max(float(ring0[:, 1].min() - ring1[:, 1].min()), 0.3),
-                     ellipse=float(np.ptp(ring0[:, 1])))
+                     ellipse=float(np.ptp(ring0[:, 1])), own=blob.own)
         self._span(r, blob.mask.shape[0])
         try:
             self._top(zone, blob, r)
             if blob.split:
                 self._top_beside_card(zone, blob, r)
             like = blob.split and r.card is None  # a card like the chip (a red back behind a red stack)
-            r.own = self._own(blob, r.card) if blob.split else blob.own
+            if blob.split:
+                r.own = self._own(blob, r.card)
             m = self._measure(zone, blob, r)
             h = self._height(zone, r, m, like)
         except _GiveUp:
@@ -237,7 +238,7 @@ class StackReader:
             raise _GiveUp
         r.colour = median(face, 0)
         r.value, r.colour_conf = self.models.classify(r.colour) if self.models.chips else (None, 0.0)
-        if zone.collect is not None and zone.white is not None:  # chip calibration: the chip's own pixels
+        if zone.collect is not None:  # chip calibration: the chip's own pixels
             core = cv2.erode(blob.mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
             x, y = blob.at
             pix = zone.crop[y:y + blob.mask.shape[0], x:x + width][core].astype(np.float32)
@@ -442,15 +443,14 @@ class StackReader:
         n_rows, n_cols = sub.shape[:2]
         rows = np.arange(n_rows)[:, None]
         # the run of not-felt rows that holds the base (gaps of one row bridged), per column
-        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0) if white is not None else np.ones(3, np.float32)
+        scale = 1.0 / np.maximum(white.astype(np.float32), 1.0)
         lit = None
         if direction is not None:  # half way to the chip's colour (the direction is scaled so)
             lit = (sub * scale) @ direction  # (linear: projected once)
             mask = lit - (felt * scale) @ direction > 0.3
         else:
             mask = not_felt[r0:r1, span]
-        if own is not None:
-            mask = mask & own[r0:r1, span]  # (not in place: *mask* may be a view of *not_felt*)
+        mask = mask & own[r0:r1, span]  # (not in place: *mask* may be a view of *not_felt*)
         bridged = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((4, 1), np.uint8)).astype(bool)
         bridged[:2] |= mask[:2]
         bridged[-2:] |= mask[-2:]
@@ -584,8 +584,6 @@ class StackReader:
     def _top_colour(self, zone: ZonePicture, cols: np.ndarray, tops: np.ndarray, ell: int) -> np.ndarray | None:
         """Median colour of the top face just under the measured tops (crop rows) at *cols*."""
         crop, white = zone.crop, zone.white
-        if white is None:
-            return None
         r0 = int(max(np.floor(tops.min()), 0))
         r1 = int(min(np.ceil(tops.max()) + ell + 2, crop.shape[0]))
         c0, c1 = int(cols.min()), int(cols.max()) + 1
@@ -613,7 +611,7 @@ class StackReader:
         (the chip's own white spots are of the card's colour too, but ringed by the chip's)."""
         crop, white = zone.crop, zone.white
         model = self.models.chips.get(value) if value is not None else None
-        if model is None or white is None:
+        if model is None:
             return None
         beside = _beside(card_px, blob.at, blob.mask.shape)
         if beside is None:
@@ -644,8 +642,6 @@ class StackReader:
         its side, the card area having taken its top). None if no card is seen beside it."""
         crop, white, card_px = zone.crop, zone.white, blob.card_px
         assert card_px is not None  # (split)
-        if white is None:
-            return None
         beside = _beside(lying, blob.at, blob.mask.shape)  # the card beside it, not a stack standing beside it
         if beside is None:
             return None
@@ -741,7 +737,7 @@ class StackReader:
         its chroma is over ``FOREIGN_SPREADS`` from the top's model and within ``OTHER_SPREADS``
         of another's, at a level between that chip's shaded side and its face."""
         crop, white = zone.crop, zone.white
-        if value not in self._models or white is None or len(cols) == 0 or len(self._models[value][0]) < 2:
+        if value not in self._models or len(cols) == 0 or len(self._models[value][0]) < 2:
             return 0.0
         r0 = int(np.ceil(float(np.sort(tops)[len(tops) // 2]))) + ell + 1
         r1 = int(np.floor(float(np.sort(bottoms)[len(bottoms) // 2]))) - 1
