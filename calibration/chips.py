@@ -17,7 +17,7 @@ the edge's shading changes a side's level by a share of it, a dark chip's as a l
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -38,6 +38,7 @@ DARK_CHROMA = 0.004  # chroma a side's reading may stray per unit of 1 / its lev
 # a black chip's side (level 0.08-0.13) on a stack reads 7-9 spreads from its single chips' in chroma
 MIN_SEPARATION = 4.0  # model means must be this many (combined) spreads apart
 OUTLIER_SPREADS = 5.0  # a sample this many robust spreads from its denomination's median is left out
+SPREAD_CHIPS = 3  # the fewest single chips of a denomination its edge spread is measured from
 EDGE_NOISE = 5e-4  # variance (light-normalised units) a pixel's colour has from noise alone
 
 
@@ -101,6 +102,8 @@ class ChipModels:
     chips: dict[int, ColourModel]
     felt: ColourModel
     edge_bias: dict[int, float] = field(default_factory=dict)  # px a silhouette measures beyond its geometry
+    edge_spread: dict[int, float] = field(default_factory=dict)  # px: how far single chips' silhouettes stray from
+    # it (robust standard deviation; see :meth:`spread`)
     edge_dir: dict[int, tuple[float, float, float]] = field(default_factory=dict)  # see edge_direction
     inlay: dict[int, float] = field(default_factory=dict)  # how much brighter a chip's centre than its face
     left_out: dict[int, int] = field(default_factory=dict)  # chips shown but left out of each model (outliers)
@@ -163,6 +166,15 @@ class ChipModels:
     def bias(self, value: int | None) -> float:
         """The edge bias (px) of a denomination's chips (their contrast with the felt sets it)."""
         return self.edge_bias[value] if value in self.edge_bias else self.edge_bias_px
+
+    def spread(self, value: int | None) -> float:
+        """How far (px, robust standard deviation) a denomination's single chips' silhouettes strayed from its
+        edge bias in the calibration pictures: what the bias leaves uncertain in one stack's height (a chip of the
+        felt's colour, a green 200 on green felt: 0.4-1.6 px on the physically based sessions; the others mostly
+        0.1-0.5). The largest of the chip set's for a denomination without one (none: a file saved before)."""
+        if value in self.edge_spread:
+            return self.edge_spread[value]
+        return max(self.edge_spread.values(), default=0.0)
 
     def classify(self, f: np.ndarray) -> tuple[int, float]:
         """The denomination nearest to the features *f* (3,) and a confidence in 0..1.
@@ -229,6 +241,7 @@ class ChipModels:
                 "chips": {str(v): {"mean": m.mean, "spread": m.spread} for v, m in self.chips.items()},
                 "felt": {"mean": self.felt.mean, "spread": self.felt.spread},
                 "edge_bias_px": {str(v): b for v, b in self.edge_bias.items()},
+                "edge_spread_px": {str(v): b for v, b in self.edge_spread.items()},
                 "edge_dir": {str(v): list(d) for v, d in self.edge_dir.items()},
                 "inlay": {str(v): c for v, c in self.inlay.items()},
                 "card": self.card.to_dict() if self.card else None,
@@ -270,7 +283,7 @@ def edge_direction(pixels: np.ndarray, felt: ColourModel) -> tuple[float, float,
     return float(w[0]), float(w[1]), float(w[2])
 
 
-def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int, float] | None = None,
+def learn(samples: dict[int, np.ndarray], felt: ColourModel, excess: Mapping[int, Sequence[float]] | None = None,
           edge_dir: dict[int, tuple[float, float, float]] | None = None,
           inlay: dict[int, float] | None = None, side: dict[int, np.ndarray] | None = None,
           seen: Iterable[int] = ()) -> ChipModels:
@@ -278,7 +291,8 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
     pairs closer than ``MIN_SEPARATION`` are kept as look-alikes (``ChipModels.alike``); a denomination
     like the felt is refused (ValueError).
 
-    *edge_bias* is each denomination's silhouette excess in pixels, *inlay* how much brighter
+    *excess* is each denomination's single chips' silhouette excess in pixels (their median is its edge bias,
+    their spread what that leaves uncertain: :func:`edge_spread`), *inlay* how much brighter
     its chips' centre (the inlay) is than the face around it, *side* feature samples of its
     chips' side (see ``vision.learn_chips``). A denomination in *seen* had its chips found in its
     picture as often as the others': it stands out of the felt whatever its colour model's distance
@@ -305,12 +319,23 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, edge_bias: dict[int
         sep = separation(chips[a], felt_model)
         if sep < MIN_SEPARATION and a not in set(seen):
             raise ValueError(f"chips {a} look like the felt under this light (separation {sep:.1f})")
-    return ChipModels(chips, felt_model, {int(v): float(b) for v, b in (edge_bias or {}).items()},
+    measured = {int(v): np.asarray(e, np.float64) for v, e in (excess or {}).items() if len(e)}
+    spreads = {v: edge_spread(e) for v, e in measured.items()}
+    return ChipModels(chips, felt_model, {v: float(np.median(e)) for v, e in measured.items()},
+                      {v: e for v, e in spreads.items() if e is not None},
                       {int(v): _triple(d) for v, d in (edge_dir or {}).items()},
                       {int(v): float(c) for v, c in (inlay or {}).items()},
                       {v: shown[v] - len(kept[v]) for v in sorted(kept)}, alike=tuple(alike),
                       side={int(v): _side_model(f) for v, f in sides.items()},
                       linear_alike=_pairs({v: _side_model(_linear(f), LINEAR_SIDE_SPREAD) for v, f in sides.items()}))
+
+
+def edge_spread(excess: np.ndarray) -> float | None:
+    """The robust standard deviation (px: 1.4826 median absolute deviations) of single chips' silhouette excess,
+    or None from fewer than ``SPREAD_CHIPS`` chips."""
+    if len(excess) < SPREAD_CHIPS:
+        return None
+    return round(1.4826 * float(np.median(np.abs(excess - np.median(excess)))), 3)
 
 
 def _side_model(samples: np.ndarray, floor: np.ndarray = SIDE_SPREAD) -> ColourModel:
@@ -347,6 +372,7 @@ def load_models(path: str | Path) -> ChipModels:
     linear = data.get("side_level") != "log"  # a file written before the level was a logarithm
     return ChipModels(chips, ColourModel(tuple(data["felt"]["mean"]), tuple(data["felt"]["spread"])),
                       {int(v): float(b) for v, b in data.get("edge_bias_px", {}).items()},
+                      {int(v): float(b) for v, b in data.get("edge_spread_px", {}).items()},
                       {int(v): _triple(d) for v, d in data.get("edge_dir", {}).items()},
                       {int(v): float(c) for v, c in data.get("inlay", {}).items()},
                       card=CardReference.from_dict(data["card"]) if data.get("card") else None,

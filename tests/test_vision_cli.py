@@ -34,6 +34,7 @@ def test_calibrate_table_then_chips_write_their_files_and_pictures(tmp_path):
     data = json.loads(chips.read_text())
     assert sorted(map(int, data["chips"])) == sorted(HOUSE_004)
     assert sorted(map(int, data["inlay"])) == sorted(HOUSE_004) and "inlay (" in done.stdout
+    assert sorted(map(int, data["edge_spread_px"])) == sorted(HOUSE_004) and "edge spread (" in done.stdout
     assert cv2.imread(str(sheet)) is not None
     assert "camera left: wrote" in done.stdout
 

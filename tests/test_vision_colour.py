@@ -165,6 +165,22 @@ def test_an_outlier_chip_is_left_out_instead_of_refusing_the_set():
     assert models.chips[50].spread[1] < 0.01  # the grey model was not widened by it
 
 
+def test_each_denominations_edge_bias_and_how_far_its_single_chips_stray_from_it():
+    """The median of a denomination's single chips' silhouette excess is its edge bias; their robust standard
+    deviation (1.4826 median absolute deviations, not moved by one chip far off) is what that bias leaves
+    uncertain in a stack's height; from fewer than three chips, none (the chip set's largest stands in)."""
+    felt = ColourModel((0.26, 0.6, 0.25), (0.012, 0.012, 0.04))
+    grey = np.tile((0.333, 0.333, 0.6), (6, 1))
+    pink = np.tile((0.36, 0.25, 0.75), (6, 1))
+    blue = np.tile((0.5, 0.2, 0.5), (6, 1))
+    excess = {50: [0.4, 0.5, 0.6, 0.5, 0.45, 9.0], 2000: [-1.0, 0.5, 2.0, -0.5, 1.0, 1.5], 500: [0.3, 0.3]}
+    models = learn({50: grey, 2000: pink, 500: blue}, felt, excess)
+    assert models.edge_bias == {50: 0.5, 2000: 0.75, 500: 0.3}
+    assert models.edge_spread[50] == pytest.approx(1.4826 * 0.075, abs=1e-3)  # the chip 9 px off moves it little
+    assert models.edge_spread[2000] == pytest.approx(1.4826 * 1.0, abs=1e-3)
+    assert 500 not in models.edge_spread and models.spread(500) == models.edge_spread[2000]
+
+
 def test_calibrate_chips_says_which_chips_it_left_out(tmp_path, layout_path):
     """A 2000 chip lying among the 50s of the 50 picture: left out and said, the set still learnt."""
     from firmware_host.sim.render import Stack, calibration_shows

@@ -58,6 +58,7 @@ def test_every_denomination_is_learnt_and_told_apart(table):
     for value, model in models.chips.items():
         assert models.classify(np.array(model.mean))[0] == value
     assert sorted(models.edge_bias) == sorted(HOUSE_004) and all(abs(b) < 1.0 for b in models.edge_bias.values())
+    assert sorted(models.edge_spread) == sorted(HOUSE_004) and all(s < 0.4 for s in models.edge_spread.values())
 
 
 def test_models_round_trip(table, tmp_path):
@@ -65,6 +66,7 @@ def test_models_round_trip(table, tmp_path):
     models.save(tmp_path / "chips.json")
     again = load_models(tmp_path / "chips.json")
     assert again.chips == models.chips and again.edge_bias == models.edge_bias and again.inlay == models.inlay
+    assert again.edge_spread == models.edge_spread
     assert again.side == models.side and sorted(models.side) == sorted(HOUSE_004)
     assert sorted(models.inlay) == sorted(HOUSE_004) and all(c > 0.2 for c in models.inlay.values())
 

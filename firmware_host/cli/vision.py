@@ -220,6 +220,8 @@ def cmd_calibrate_chips(args: argparse.Namespace) -> int:
     cv2.imwrite(contact_sheet, cv2.vconcat([cv2.hconcat(sheet[i:i + 2]) for i in range(0, len(sheet), 2)]))
     print("edge bias (px a single chip's silhouette measures beyond its geometry): "
           + ", ".join(f"{v}: {b:+.2f}" for v, b in sorted(models.edge_bias.items())))
+    print("edge spread (px the single chips stray from it; a stack's height carries it): "
+          + ", ".join(f"{v}: {s:.2f}" for v, s in sorted(models.edge_spread.items())))
     print("inlay (how much brighter a chip's centre than its face; under "
           f"{INLAY_MIN} its stacks are never counted against a card of their colour): "
           + ", ".join(f"{v}: {c:.2f}" for v, c in sorted(models.inlay.items())))

@@ -618,7 +618,7 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
         mine = clean if len(clean) >= PRINT_CLEAN else mine  # (too few others: all, which the print may make look
         # alike)
         if mine:
-            excess[v] = float(np.median([s.excess_px for s in mine]))
+            excess[v] = [s.excess_px for s in mine]
             inlay[v] = float(np.median([counter.inlay_contrast(img, s) for s in mine]))
             sides = [c for c in (counter.side_colour(img, s) for s in mine) if c is not None]
             if sides:

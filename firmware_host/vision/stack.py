@@ -369,7 +369,7 @@ class StackReader:
         count = max(1, int(round(est)))
         if like and count != wanted:  # the columns left after the outliers say otherwise: not confirmed
             raise _GiveUp
-        sigma = self._sigma(r.x, r.y, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
+        sigma = self._sigma(r, k, (spans - columns[k])[keep], per_chip) * np.sqrt(len(cols) / keep.sum())
         if m.against[keep].any():  # a top against a card: its edge's blur and the card's own edge
             sigma = float(np.hypot(sigma, CARD_SIGMA * m.against[keep].mean()))
         return _Height(est, per_chip, count, sigma, keep, valid, shape, excess)
@@ -508,8 +508,8 @@ class StackReader:
         bottoms = i + np.clip((a - half_bot) / np.where(a != b, a - b, 1.0), 0.0, 1.0)
         return _Columns(cols, bottoms - tops, bottoms + r0, backed, clear)
 
-    def _sigma(self, x: float, y: float, count: int, shape: np.ndarray, per_chip: float) -> float:
-        """The standard uncertainty (chips) of a stack's height measured at (x, y) as *count* chips.
+    def _sigma(self, r: _Reading, count: int, shape: np.ndarray, per_chip: float) -> float:
+        """The standard uncertainty (chips) of a stack's height measured at its base as *count* chips.
 
         Three parts: the top chip's own offset on the stack (a stack is never perfectly
         aligned: each chip ``STACK_OFFSET_MM`` per axis off the one under it, so the top
@@ -519,12 +519,14 @@ class StackReader:
         measurement, from how far the columns' spans (*shape*: measured minus the model's,
         px) stray from the model's outline, the columns counting as fewer independent ones
         as far as neighbours' errors go together (lag-one correlation); and what the
-        single-chip calibration of the edge bias leaves (``CALIBRATION_SIGMA``). A card or
+        single-chip calibration of the edge bias leaves: how far its single chips' silhouettes strayed from it
+        (``ChipModels.spread``: a green chip on green felt, whose lower edge the felt hides, 0.4-1.6 px), at
+        least ``CALIBRATION_SIGMA``. A card or
         a stack seen behind this one, or a torn edge, shows as a shape unlike the outline:
         a large uncertainty. On rendered sets, height error over sigma has a spread of
         0.8-0.95 and stays within 3.6 on plain stacks.
         """
-        top = 0.0
+        top, x, y = 0.0, r.x, r.y
         if count >= 2:  # the base chip is where the stack is; the top chip may be off it
             away = np.array([x, y]) - self.geo.cam_xy
             away *= STACK_OFFSET_MM * np.sqrt(count - 1) / max(float(np.linalg.norm(away)), 1e-6)  # a random walk
@@ -532,12 +534,13 @@ class StackReader:
             moved = self.geo.ring(x + away[0], y + away[1], z)[:, 1].min() - self.geo.ring(x, y, z)[:, 1].min()
             top = abs(float(moved)) / per_chip
         n = len(shape)
-        r = shape - shape.mean()
-        power = float(r @ r)
-        rho = float(np.clip((r[:-1] @ r[1:]) / max(power, 1e-9), 0.0, MAX_COLUMN_CORRELATION))
+        d = shape - shape.mean()
+        power = float(d @ d)
+        rho = float(np.clip((d[:-1] @ d[1:]) / max(power, 1e-9), 0.0, MAX_COLUMN_CORRELATION))
         n_eff = max(n * (1 - rho) / (1 + rho), 1.0)  # neighbouring columns' errors go together (blur)
         edge = np.sqrt(power / max(n - 1, 1) / n_eff) / per_chip
-        return float(np.sqrt(top ** 2 + edge ** 2 + CALIBRATION_SIGMA ** 2))
+        bias = max(CALIBRATION_SIGMA, self.models.spread(r.value) / per_chip)
+        return float(np.sqrt(top ** 2 + edge ** 2 + bias ** 2))
 
     # -- its top face --------------------------------------------------------------------------
     def inlay(self, picture: Picture, x: float, y: float, counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
