@@ -47,6 +47,8 @@ def test_evaluate_the_committed_set_prints_figures_per_tag_then_one_json_line():
     assert set(figures["tags"]) == {"usual", "arm"}
     assert any(line.startswith("  usual ") for line in lines) and any(line.startswith("  arm ") for line in lines)
     assert all(figures["calibration"][c]["ok"] for c in ("left", "right"))
+    assert all(sorted(map(int, figures["calibration"][c]["edge_spread_px"])) == [50, 100, 200, 500, 1000, 2000]
+               for c in ("left", "right"))
 
 
 def test_a_calibration_from_another_folder(tmp_path):

@@ -350,6 +350,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     figures["alike"] = [[a, b] for a, b, _ in models.alike]
     figures["hidden"] = [v for v, _, _ in models.hidden]
     figures["side_alike"] = [[a, b] for a, b, _ in models.side_alike]
+    figures["edge_spread_px"] = {str(v): s for v, s in sorted(models.edge_spread.items())}
     note = (f"markers {len(calib.markers_seen)}, fit {calib.rms_px:.2f} px"
             + (", lens k1 {:+.3f} k2 {:+.3f}".format(*calib.camera.dist) if calib.camera.distorted else "")
             + ("" if calib.lens_checked else ", lens not checked (too few markers: a pinhole assumed)")
