@@ -272,9 +272,10 @@ class StackReader:
 
     def _measure(self, zone: ZonePicture, blob: StackBlob, r: _Reading) -> _Measured:
         """The stack's columns measured: its base from the blob's bottom, then from the sub-pixel bottom
-        edges (measured again where they put it 0.4 px or more off). A split stack is measured twice at
-        least (its height, hence its columns, from the spans) and its top face read again where measured:
-        along another denomination's colours, once more."""
+        edges where they put it 0.4 px or more off: the same columns against the base moved (measured again
+        there until 2026-11-27 evening, which changed no exact count of 158 evaluations and took 5 % more
+        time). A split stack is measured twice at least (its height, hence its columns, from the spans) and
+        its top face read again where measured: along another denomination's colours, once more."""
         for attempt in range(3):
             measured = self._column_spans(zone, r)
             if measured is None:
@@ -306,6 +307,9 @@ class StackReader:
             if abs(shift) >= 0.4:
                 u0, v0 = self.geo.base_pixel((r.x, r.y))
                 r.x, r.y = self.geo.base(u0, v0 + shift)
+                if r.card is None and not blob.split:  # the same columns against the base moved: no new edges
+                    base_rows = self.geo.boundary(r.x, r.y, 0.0, m.cols + zone.origin[0], upper=False)
+                    break
         out = _Measured(m, base_rows, np.zeros(len(m.cols), bool))
         if r.card is not None and m.backed is not None:
             self._against_card(zone, r, out)
