@@ -26,7 +26,7 @@ __all__ = ["INLAY_CONFIDENCE", "Picture", "StackBlob", "StackReader", "ZonePictu
 INNER_TOP, INNER_BOT = (3, 7), (3, 6)  # rows inside an edge whose median is the chip's level there
 STACK_OFFSET_MM = 0.5  # how far (per axis) a chip may sit off the one below it in a stack (a random walk up it)
 MAX_COLUMN_CORRELATION = 0.8  # the most neighbouring columns' edge errors are taken to go together
-CALIBRATION_SIGMA = 0.07  # chips: the edge bias a single-chip calibration leaves per denomination
+CALIBRATION_SIGMA = 0.07  # chips: the least the edge bias leaves uncertain (its single chips' spread when more)
 COLUMN_MARGIN = 0.25  # share of the base's width left out on either side (the rim's steep ends)
 OUTLIER_PX = 1.5  # px a column's span may stray from the other columns' before it is left out
 KEEP_SHARE = 0.6  # the least share of a stack's columns a count rests on (outliers out, tops against a card)
@@ -523,12 +523,12 @@ class StackReader:
         measurement, from how far the columns' spans (*shape*: measured minus the model's,
         px) stray from the model's outline, the columns counting as fewer independent ones
         as far as neighbours' errors go together (lag-one correlation); and what the
-        single-chip calibration of the edge bias leaves: how far its single chips' silhouettes strayed from it
-        (``ChipModels.spread``: a green chip on green felt, whose lower edge the felt hides, 0.4-1.6 px), at
-        least ``CALIBRATION_SIGMA``. A card or
-        a stack seen behind this one, or a torn edge, shows as a shape unlike the outline:
-        a large uncertainty. On rendered sets, height error over sigma has a spread of
-        0.8-0.95 and stays within 3.6 on plain stacks.
+        single-chip calibration of the edge bias leaves: how far the denomination's single chips'
+        silhouettes strayed from it (``ChipModels.spread``: a green chip on green felt, whose lower edge
+        the felt hides, 0.4-1.6 px), at least ``CALIBRATION_SIGMA``. A card or a stack seen behind this
+        one, or a torn edge, shows as a shape unlike the outline: a large uncertainty. Height error over
+        sigma on plain stacks: a spread of 0.8-0.95, within 3.6, on this renderer's sets; 0.65-1.04,
+        within 4.2, on the physically based ones (1,357 stack-frames).
         """
         top, x, y = 0.0, r.x, r.y
         if count >= 2:  # the base chip is where the stack is; the top chip may be off it
