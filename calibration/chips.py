@@ -27,7 +27,7 @@ import numpy as np
 from firmware_host.vision.colour import CardReference
 
 __all__ = ["ChipModels", "ColourModel", "edge_direction", "features", "inliers", "learn", "load_models",
-           "side_features"]
+           "robust_spread", "side_features"]
 
 MIN_SPREAD = np.array([0.008, 0.008, 0.03])  # floor of a model's spread: noise of one picture is not the world
 SIDE_SPREAD = np.array([0.015, 0.015, 0.15])  # a side's (the level's, its logarithm's): a chip's edge is a few
@@ -82,6 +82,15 @@ class ColourModel:
         return cls(tuple(np.median(samples, 0).tolist()), tuple(np.maximum(samples.std(0), MIN_SPREAD).tolist()))
 
 
+def robust_spread(samples: np.ndarray, median: np.ndarray | None = None) -> np.ndarray:
+    """Per column of *samples*, 1.4826 median absolute deviations about *median* (theirs if None): a standard
+    deviation that a few samples far off do not move."""
+    if median is None:
+        median = np.median(samples, 0)
+    spread: np.ndarray = 1.4826 * np.median(np.abs(samples - median), 0)
+    return spread
+
+
 def inliers(samples: np.ndarray) -> np.ndarray:
     """Which samples (N x 3 features) agree with the others: within ``OUTLIER_SPREADS`` robust spreads
     (1.4826 MAD per feature, floored at ``MIN_SPREAD``) of their median. With fewer than 3 samples
@@ -90,7 +99,7 @@ def inliers(samples: np.ndarray) -> np.ndarray:
     if len(samples) < 3:
         return np.ones(len(samples), bool)
     med = np.median(samples, 0)
-    spread = np.maximum(1.4826 * np.median(np.abs(samples - med), 0), MIN_SPREAD)
+    spread = np.maximum(robust_spread(samples, med), MIN_SPREAD)
     keep: np.ndarray = np.sqrt((((samples - med) / spread) ** 2).sum(1)) <= OUTLIER_SPREADS
     return keep
 
@@ -331,11 +340,11 @@ def learn(samples: dict[int, np.ndarray], felt: ColourModel, excess: Mapping[int
 
 
 def edge_spread(excess: np.ndarray) -> float | None:
-    """The robust standard deviation (px: 1.4826 median absolute deviations) of single chips' silhouette excess,
-    or None from fewer than ``SPREAD_CHIPS`` chips."""
+    """The robust standard deviation (px: :func:`robust_spread`) of single chips' silhouette excess, or None
+    from fewer than ``SPREAD_CHIPS`` chips."""
     if len(excess) < SPREAD_CHIPS:
         return None
-    return round(1.4826 * float(np.median(np.abs(excess - np.median(excess)))), 3)
+    return round(float(robust_spread(excess)), 3)
 
 
 def _side_model(samples: np.ndarray, floor: np.ndarray = SIDE_SPREAD) -> ColourModel:

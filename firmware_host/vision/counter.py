@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import cv2
 import numpy as np
 
-from calibration.chips import ChipModels, ColourModel, features, side_features
+from calibration.chips import ChipModels, ColourModel, features, robust_spread, side_features
 from calibration.geometry import TableCalibration
 from firmware_host.vision import hiding
 from firmware_host.vision.arrays import bgr, components, every
@@ -559,7 +559,7 @@ def felt_model(calib: TableCalibration, frame: np.ndarray, zone: str | None = No
     white = counter.light.white(frame)
     f = np.vstack([features(frame[r.y0:r.y1, r.x0:r.x1], white)[r.mask] for r in rois])
     med = np.median(f, 0)
-    spread = np.maximum(1.4826 * np.median(np.abs(f - med), 0), (0.012, 0.012, 0.04))
+    spread = np.maximum(robust_spread(f, med), (0.012, 0.012, 0.04))
     return ColourModel(tuple(med.tolist()), tuple(spread.tolist()))
 
 

@@ -39,14 +39,7 @@ class TableLight:
         self.calib, self.models, self.rois = calib, models, rois
         self.cam = calib.camera
         lay = calib.layout
-        patch = np.array(lay.reference)  # its middle (shrunk to 60 % about its centre): no felt at its edges
-        inner = self.cam.project(patch.mean(0) + 0.6 * (patch - patch.mean(0)))
-        rx0, ry0 = np.floor(inner.min(0)).astype(int)
-        rx1, ry1 = np.ceil(inner.max(0)).astype(int) + 1
-        self.ref_box = (ry0, ry1, rx0, rx1)
-        ref_mask = np.zeros((ry1 - ry0, rx1 - rx0), np.uint8)
-        cv2.fillConvexPoly(ref_mask, np.round(inner - (rx0, ry0)).astype(np.int32), 1)
-        self.ref_mask = ref_mask.astype(bool)
+        self.ref_box, self.ref_mask = self._patch_box(np.array(lay.reference))  # the white patch's middle
         self.card = models.card  # the colour card under the calibration's light (None: white patch only)
         self.patch_boxes = {p.name: self._patch_box(np.array(p.polygon)) for p in lay.mount().patches}
         self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from calibration.chips import ChipModels, ColourModel, features
+from calibration.chips import ChipModels, ColourModel, features, robust_spread
 from calibration.geometry import TableCalibration
 from firmware_host.vision.arrays import bgr, components, median
 from firmware_host.vision.projection import StackProjection
@@ -658,7 +658,7 @@ class StackReader:
         lo, hi = max(x - 3, 0), min(x + width + 3, card_px.shape[1])  # the stack's own columns
         f = features(cv2.blur(crop[:y + height, w0:w1], (3, 3)), white)
         med = np.median(f[near], 0)
-        spread = np.maximum(1.4826 * np.median(np.abs(f[near] - med), 0), (0.012, 0.012, 0.04))
+        spread = np.maximum(robust_spread(f[near], med), (0.012, 0.012, 0.04))
         like = ((np.abs((f - med) / spread).max(-1) < 4) & zone.not_felt[:y + height, w0:w1]).astype(np.uint8)
         n, labels = cv2.connectedComponents(like, connectivity=4)
         joined = np.zeros(n, bool)
