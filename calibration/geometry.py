@@ -327,7 +327,7 @@ class CameraModel:
     def undistort(self, uv: np.ndarray) -> np.ndarray:
         """Image pixels (N x 2) to where a pinhole camera would see them."""
         uv = np.asarray(uv, np.float64).reshape(-1, 2)
-        if not self.distorted:
+        if not self.distorted or not len(uv):  # OpenCV gives None for no points
             return uv
         dist = np.array([self.dist[0], self.dist[1], 0.0, 0.0, 0.0])
         out: np.ndarray = cv2.undistortPoints(uv.reshape(-1, 1, 2), self.K, dist, P=self.K).reshape(-1, 2)
@@ -353,6 +353,8 @@ class CameraModel:
     def to_table(self, uv: np.ndarray) -> np.ndarray:
         """Felt points (mm) seen at image pixels *uv* (N x 2)."""
         pts = self.undistort(uv).reshape(-1, 1, 2)
+        if not len(pts):  # OpenCV gives None for no points
+            return np.empty((0, 2))
         return cv2.perspectiveTransform(pts, np.linalg.inv(self.homography())).reshape(-1, 2)
 
     def position(self) -> np.ndarray:

@@ -826,3 +826,17 @@ def test_a_zone_in_a_bright_pool_of_another_colour_at_calibration_is_read_not_ta
         assert zone.status != "occluded", zone
         assert zone.status == "uncertain" or zone.amount == sum(s.value * s.count for s in stacks), zone
     assert models.felt_light.get("bet:2", 0.0) > 1.5  # its light learnt: brighter than the other zones
+
+
+@pytest.mark.parametrize("lens", [(0.0, 0.0), (-0.11, 0.03)])
+def test_a_zone_without_a_speck_of_anything_is_empty_not_a_crash(table, lens):
+    """A clean picture (no sensor noise: not one pixel of a zone off the felt) has every zone empty, with
+    or without a lens (OpenCV maps no points to None: the counter crashed on such a zone at 960x540)."""
+    layout, calib, models, _ = table
+    counter = vision.ChipCounter(dataclasses.replace(calib, camera=dataclasses.replace(calib.camera, dist=lens)),
+                                 models)
+    result = counter.count(picture(table, noise=0.0))
+    bets = [z for name, z in result.zones.items() if name.startswith("bet:") or name == "pot"]
+    assert len(bets) == 5 and all(z.status == "ok" and z.amount == 0 for z in bets)
+    assert counter.geo.rough_bases(np.empty((0, 2))).shape == (0, 2)
+    assert calib.camera.to_table(np.empty((0, 2))).shape == (0, 2) == counter.geo.cam.undistort([]).shape

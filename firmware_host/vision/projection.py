@@ -90,6 +90,8 @@ class StackProjection:
     def rough_bases(self, uv: np.ndarray) -> np.ndarray:
         """Rough centres (N x 2, mm) of stacks whose base's lowest point is at image pixels *uv* (N x 2):
         the felt there, a chip's radius further from the camera."""
+        if not len(uv):  # a zone without a blob (OpenCV gives None for no points)
+            return np.empty((0, 2))
         q = cv2.perspectiveTransform(self.cam.undistort(uv).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
         d = q - self.cam_xy
         bases: np.ndarray = q + d / np.linalg.norm(d, axis=1, keepdims=True) * self.r
