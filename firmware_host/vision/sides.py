@@ -29,6 +29,10 @@ SIDE_UNLIKE = 8.0  # a chip's side this many spreads from the top's side model, 
 # chip's side: not the top's denomination, whichever it is nearest to (a side far from every model)
 PAIR_UNLIKE, PAIR_NEARER = 5.0, 0.7  # two lower chips' sides each this many spreads from the top's side model
 # and this much nearer another's: a mixed stack, or too ambiguous to call plain (docs/vision.md)
+PAIR_HALF, PAIR_HALF_UNLIKE = 0.5, 3.0  # or each twice as near another's and this many spreads off (a soft
+# picture blurs a chip's side into its neighbours': fewer spreads off, still nearer another)
+BLURRED_BOTTOM = 3.0  # a mixed stack's bottom chip whose side is this many spreads (its reading's side model) from
+# the chip above's blurred into the felt under it: not read (a soft picture: 2000s on green felt read as a 50)
 VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
 
 
@@ -70,14 +74,15 @@ class SideReader:
         return side
 
     def read(self, crop: np.ndarray, origin: tuple[int, int], white: np.ndarray, cols: np.ndarray,
-               rims: np.ndarray, value: int) -> tuple[tuple[int, ...], bool]:
+               rims: np.ndarray, value: int, felt: np.ndarray | None = None) -> tuple[tuple[int, ...], bool]:
         """A stack's chips (its middle *cols* and layers' front *rims*: ``geo.rims``) read on its side:
         each chip's value bottom to top when every one is read with ``SIDE_CONFIDENCE``, none as a
         denomination whose side looks like another's (``ChipModels.side_alike``), the top one is the top
         face's *value* and one is not (a mixed stack), and whether a lower chip reads as another
         denomination (when the top's side reads as its face), unlike the top's or its level apart (a mixed
         stack, or one behind it), or the side cannot tell (the top's side looks like another
-        denomination's and the chips are not :meth:`vouched` for)."""
+        denomination's and the chips are not :meth:`vouched` for, or a mixed stack's bottom chip reads
+        as the chip above it :meth:`blurred` into the *felt*: BGR, under this light)."""
         count = len(rims) - 1
         alike = count >= 2 and value in self.side_unsure  # a hidden chip could be the look-alike's
         bgr = self.side_bgr(crop, origin, cols, rims) if self.models.side else None
@@ -99,12 +104,24 @@ class SideReader:
                 or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
             return (), foreign
         layers = tuple(int(v) for v, _ in read if v is not None)
+        if felt is not None and layers[0] != layers[1] and self.blurred(bgr[:2], white, felt, layers[0]):
+            return (), True
         for shift in (-SIDE_SHIFT, SIDE_SHIFT):  # each chip read the same a little lower and higher: the
             moved = self.side_bgr(crop, origin, cols, rims, shift)  # rows are on the chips, not between
             again = [] if moved is None else [v for v, _ in self.models.classify_side(side_features(moved, white))]
             if tuple(again) != layers:
                 return (), True
         return layers, True
+
+    def blurred(self, bgr: np.ndarray, white: np.ndarray, felt: np.ndarray, value: int) -> bool:
+        """Whether a stack's bottom chip's side (``bgr[0]``), read as *value*, is within ``BLURRED_BOTTOM``
+        of *value*'s side spreads of the side of the chip above it (``bgr[1]``) mixed with the *felt*
+        in some share: a blur that spreads the felt over the bottom chip's rows makes such a colour."""
+        share = np.linspace(0.0, 1.0, 21, dtype=np.float32)[:, None]
+        mixed = side_features(share * bgr[1] + (1 - share) * np.asarray(felt, np.float32), white)
+        bottom = side_features(bgr[:1], white)
+        spread = np.asarray(self.models.side[value].spread, np.float32)
+        return bool(np.sqrt((((mixed - bottom) / spread) ** 2).sum(-1)).min() <= BLURRED_BOTTOM)
 
     @staticmethod
     def vouched(read: Sequence[tuple[int | None, float]], value: int, level_alike: bool = False) -> bool:
@@ -125,14 +142,16 @@ class SideReader:
         """Whether a stack's *n* lower chips (*below*: as :meth:`below_top` gives them) are unlike *value*'s
         side, both as read and relative to the top chip: one over ``SIDE_UNLIKE`` spreads from its side model,
         or two each ``PAIR_UNLIKE`` spreads from it and ``PAIR_NEARER`` nearer (distance ratio) another
-        denomination's side (one chip so is a glint or an edge insert; two, a mixed stack, or a side too
-        ambiguous to call plain). *nearer*: ``ChipModels.side_nearer`` of *below*."""
+        denomination's side, or ``PAIR_HALF_UNLIKE`` and ``PAIR_HALF`` (one chip so is a glint or an edge
+        insert; two, a mixed stack, or a side too ambiguous to call plain). *nearer*:
+        ``ChipModels.side_nearer`` of *below*."""
         if value not in self.models.side or n == 0:
             return False
         d = self.models.side[value].distance(below)
         if len(d) == 2 * n:
             d, nearer = np.minimum(d[:n], d[n:]), np.minimum(nearer[:n], nearer[n:])
-        return bool((d > SIDE_UNLIKE).any() or ((d >= PAIR_UNLIKE) & (nearer <= PAIR_NEARER)).sum() >= 2)
+        pair = ((d >= PAIR_UNLIKE) & (nearer <= PAIR_NEARER)) | ((d >= PAIR_HALF_UNLIKE) & (nearer <= PAIR_HALF))
+        return bool((d > SIDE_UNLIKE).any() or pair.sum() >= 2)
 
     def level_apart(self, side: np.ndarray, value: int) -> bool:
         """Whether a chip under a stack's top (*side*: its chips' side features, bottom to top) is

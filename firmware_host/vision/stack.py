@@ -389,7 +389,7 @@ class StackReader:
         stray = bool(np.abs(h.shape[h.valid] - median(h.shape[h.valid])).max() > STRAY_CHIPS * per_chip)
         middle, rims = self.geo.rims(r.x, r.y, count)  # where the side is read and the face's step
         layers, foreign = ((), False) if value is None else self.sides.read(zone.crop, zone.origin, zone.white,
-                                                                             middle, rims, value)
+                                                                             middle, rims, value, zone.felt)
         side = not layers and (foreign or self._foreign_side(zone, cols[keep], (bottoms - spans)[keep],
                                                              bottoms[keep], value, r.ell) >= FOREIGN_CHIPS * per_chip)
         stray |= side  # chips of another denomination under this top, not read one by one: a stack behind it?
