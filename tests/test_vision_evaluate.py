@@ -621,3 +621,18 @@ def test_a_bottom_chip_read_as_the_chip_above_blurred_into_the_felt_is_not_read(
     figures, without = _with_and_without(monkeypatch, "BLURRED_BOTTOM", -1.0, tmp_path / "set")
     assert figures["wrong_share"] == 0 and figures["stacks_wrong"] == 0, figures
     assert without["wrong_share"] > 0 and without["stacks_wrong"] >= 1, without
+
+
+def test_two_lower_chips_twice_as_near_another_denomination_in_a_soft_picture_make_a_stack_uncertain(
+        monkeypatch, tmp_path):
+    """cool-bright-131 through a softer lens (Gaussian blur, sigma 0.8 px): in the right camera's pot a
+    pink 2000 and a grey 50 under a purple 500 read as three 500s with confidence (3 frames). Blurred into
+    each other's rows, the two lower chips' sides sit only 3.3-4.4 spreads from the 500's side model (5 and
+    more sharp), but 0.37-0.48 as far from another's as from it. Two chips each ``PAIR_HALF`` (0.5) as far
+    from another's, from ``PAIR_HALF_UNLIKE`` (3) spreads, make the stack uncertain: none of the 4,306
+    stacks read plain and right on the sessions, retakes and 7 such cameras of them is."""
+    from firmware_host.sim.othercamera import Change, write_as_other_camera
+    write_as_other_camera(RETAKE / "cool-bright-131", tmp_path / "set", Change(blur=0.8))
+    figures, without = _with_and_without(monkeypatch, "PAIR_HALF_UNLIKE", 1e9, tmp_path / "set")
+    assert figures["stacks_wrong"] == 0 and figures["stacks_counted"] >= 10, figures
+    assert without["stacks_wrong"] >= 2, without
