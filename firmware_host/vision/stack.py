@@ -46,7 +46,8 @@ FOREIGN_CHIPS = 1.0  # chips of another denomination's side under a stack's top:
 FOREIGN_SPREADS = 6.0  # a side row this many spreads from the top's colour model is not the top's denomination
 OTHER_SPREADS = 4.0  # a side row within this many spreads of another denomination's model is that one's
 SIDE_SHADE = 0.6  # the darkest a chip's shaded side is, as a share of its face's level
-CARD_SIGMA = 0.1  # chips: the extra uncertainty of a top measured against a card rather than the felt
+CARD_SIGMA = 0.4  # chips: the extra uncertainty of a top measured against a card rather than the felt (a card
+# back's white border reads half-way from its colour to the chip's: tops 0-0.72 chip high; wholly so, never counted)
 UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) where a missed chip's side is
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.25  # share of the columns not felt there: a chip under the base the edges did not see (a green
