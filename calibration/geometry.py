@@ -22,6 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from calibration.sharpness import marker_blur
 from firmware_host.configfile import ConfigError, Section, read_toml
 
 __all__ = [
@@ -402,6 +403,7 @@ class TableCalibration:
     rms_px: float
     empty: np.ndarray | None = field(default=None, compare=False, repr=False)  # the empty table's picture
     # (its felt's print: vision.counter discounts it; kept in the file as JPEG)
+    blur_px: float | None = None  # the camera's blur (Gaussian sigma, px) on the markers' edges (older files: None)
 
     @property
     def lens_checked(self) -> bool:
@@ -427,7 +429,8 @@ class TableCalibration:
         return {"kind": "table-calibration", "layout": self.layout.source, "camera_name": self.layout.camera,
                 "camera": self.camera.to_dict(),
                 "image_size": list(self.image_size), "markers_seen": list(self.markers_seen),
-                "rms_px": self.rms_px, **({"empty": _jpeg(self.empty)} if self.empty is not None else {})}
+                "rms_px": self.rms_px, **({"blur_px": self.blur_px} if self.blur_px is not None else {}),
+                **({"empty": _jpeg(self.empty)} if self.empty is not None else {})}
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
@@ -457,7 +460,8 @@ def load_calibration(path: str | Path) -> TableCalibration:
         if empty is None or empty.shape[1::-1] != tuple(data["image_size"]):
             raise CalibrationError(f"{path}: empty: not a JPEG picture of the camera's size")
     return TableCalibration(layout, CameraModel.from_dict(data["camera"]),
-                            tuple(data["image_size"]), tuple(data["markers_seen"]), float(data["rms_px"]), empty)
+                            tuple(data["image_size"]), tuple(data["markers_seen"]), float(data["rms_px"]), empty,
+                            None if data.get("blur_px") is None else float(data["blur_px"]))
 
 
 # Corners are refined as AprilTag does (a line fitted to each side, the corner where two meet), not by
@@ -563,8 +567,9 @@ def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, c
     if any(p.shape[:2] != (h, w) for p in pictures):
         raise CalibrationError("the table's pictures differ in size: they are not from one camera")
     seen: dict[int, list[np.ndarray]] = {}
-    for picture in pictures:
-        for i, corners in detect_markers(picture, layout).items():
+    found = [detect_markers(picture, layout) for picture in pictures]
+    for markers in found:
+        for i, corners in markers.items():
             seen.setdefault(i, []).append(corners)
     if len(seen) < 3:
         raise CalibrationError(f"only {len(seen)} of the {len(layout.markers)} markers seen "
@@ -592,7 +597,8 @@ def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, c
     if model.position()[2] <= 0:
         raise CalibrationError("the fitted camera is below the felt: check the marker positions in the layout")
     empty = pictures[0] if len(pictures) == 1 else np.median(np.stack(pictures), axis=0).astype(np.uint8)
-    return TableCalibration(layout, model, (w, h), tuple(sorted(seen)), float(rms), empty)
+    blur = marker_blur((picture, markers.values()) for picture, markers in zip(pictures, found))
+    return TableCalibration(layout, model, (w, h), tuple(sorted(seen)), float(rms), empty, blur)
 
 
 def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:

@@ -27,6 +27,7 @@ def test_calibrate_table_then_chips_write_their_files_and_pictures(tmp_path):
     assert "camera left: markers seen: 5/5 [1, 2, 4, 6, 8]" in done.stdout and "warning" not in done.stderr
     assert "bet:6  chip" in done.stdout and "bet:1 " not in done.stdout
     assert json.loads(table.read_text())["kind"] == "table-calibration"
+    assert "blur: 0." in done.stdout and 0.5 < json.loads(table.read_text())["blur_px"] < 1.0
     assert cv2.imread(str(picture)).shape == (720, 1280, 3)
     chips, sheet = tmp_path / "chips.json", tmp_path / "chips.jpg"
     done = tablectl("calibrate", "chips", "--table", str(table), "--out", str(chips), "--picture", str(sheet))

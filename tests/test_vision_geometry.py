@@ -85,6 +85,7 @@ def test_calibration_recovers_the_rendering_camera(tmp_path, camera):
     assert again.layout.camera == camera and again.layout.reference == calib.layout.reference
     assert np.allclose(again.camera.project(corners), calib.camera.project(corners))
     assert np.abs(again.empty.astype(int) - image.astype(int)).mean() < 1.0  # the empty table, as JPEG
+    assert 0.5 < calib.blur_px < 1.0 and again.blur_px == calib.blur_px  # the renderer's lens, demosaic, JPEG
     picture = draw_calibration(image, calib)
     assert picture.shape == (720, 1280, 3) and (picture != image).any()
 
@@ -98,8 +99,28 @@ def test_a_damaged_empty_table_picture_is_a_clear_error_and_an_older_file_has_no
     path.write_text(json.dumps({**data, "empty": "not a picture"}))
     with pytest.raises(CalibrationError, match=r"table.json: empty: not a JPEG picture"):
         load_calibration(path)
-    path.write_text(json.dumps({k: v for k, v in data.items() if k != "empty"}))
-    assert load_calibration(path).empty is None
+    path.write_text(json.dumps({k: v for k, v in data.items() if k not in ("empty", "blur_px")}))
+    older = load_calibration(path)
+    assert older.empty is None and older.blur_px is None  # not measured: the side's blur rule is off
+
+
+@pytest.mark.parametrize("sigma", [0.6, 1.0, 1.5, 2.0])
+def test_a_cameras_blur_is_measured_on_its_markers_edges(sigma):
+    """``calibration.sharpness``: a black square on white blurred by a Gaussian of *sigma* (drawn at 8 times
+    the size and shrunk, so its edges are sharp to start with) measures sigma within 10 %, at a slant too;
+    the committed table picture blurred so measures about its own blur and sigma together (in quadrature)."""
+    from calibration.sharpness import marker_blur
+    corners = np.array([[100.0, 130.0], [280.0, 100.0], [310.0, 280.0], [130.0, 310.0]])  # a slanted square
+    big = np.full((3200, 3200), 235, np.uint8)
+    cv2.fillConvexPoly(big, np.round(corners * 8).astype(np.int32), 20)
+    small = cv2.resize(big, (400, 400), interpolation=cv2.INTER_AREA)  # each pixel a box: sigma 1 / sqrt(12)
+    found = marker_blur([(cv2.GaussianBlur(small, (0, 0), sigma), [corners])])
+    assert found == pytest.approx(float(np.hypot(sigma, 12 ** -0.5)), rel=0.1)
+    layout = load_layout(LAYOUT)
+    image = cv2.imread(f"{DATA}/table_right.jpg")
+    own = calibrate_table(image, layout, "right").blur_px
+    soft = calibrate_table(cv2.GaussianBlur(image, (0, 0), sigma), layout, "right").blur_px
+    assert soft == pytest.approx(float(np.hypot(own, sigma)), rel=0.12)
 
 
 def test_a_marker_behind_a_zone_is_found():

@@ -122,7 +122,9 @@ def cmd_calibrate_table(args: argparse.Namespace) -> int:
     print(f"camera {name}: markers seen: {len(calib.markers_seen)}/{len(expected)} {list(calib.markers_seen)}"
           + (f"  (expected but not seen: {missing}: covered or dirty?)" if missing else ""))
     print(f"reprojection: {calib.rms_px:.2f} px   focal: {calib.camera.K[0, 0]:.0f} px   "
-          f"camera at {', '.join(f'{c:.0f}' for c in calib.camera.position())} mm")
+          f"camera at {', '.join(f'{c:.0f}' for c in calib.camera.position())} mm   "
+          + (f"blur: {calib.blur_px:.2f} px (sigma, on the markers' edges)" if calib.blur_px is not None
+             else "blur: not measured (no marker edge clear enough)"))
     for zone in calib.layout.zones:
         if zone.kind in ("bet", "pot"):
             x, y = [sum(c) / len(c) for c in zip(*zone.polygon)]

@@ -124,7 +124,7 @@ class ChipCounter:
 
     def __init__(self, calib: TableCalibration, models: ChipModels) -> None:
         self.calib, self.models = calib, models
-        self.sides = SideReader(models)  # a stack's chips read one by one on its side
+        self.sides = SideReader(models, calib.blur_px)  # a stack's chips read one by one on its side
         self.geo = StackProjection(calib)  # where stacks lie in the picture
         self.stacks = StackReader(calib, models, self.geo, self.sides)  # one stack measured
         self.cam = calib.camera

@@ -340,7 +340,8 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
         return Calibrated(name, None, f"calibrate table refused: {exc}")
     figures: dict[str, Any] = {"rms_px": round(calib.rms_px, 3), "markers": list(calib.markers_seen),
                                "distortion": [round(k, 4) for k in calib.camera.dist[:2]],
-                               "lens_checked": calib.lens_checked}
+                               "lens_checked": calib.lens_checked,
+                               "blur_px": None if calib.blur_px is None else round(calib.blur_px, 3)}
     try:
         models = learn_chips(calib, {v: read_picture(p) for v, p in pictures.chips.items()})
     except ValueError as exc:
@@ -352,6 +353,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     figures["side_alike"] = [[a, b] for a, b, _ in models.side_alike]
     figures["edge_spread_px"] = {str(v): s for v, s in sorted(models.edge_spread.items())}
     note = (f"markers {len(calib.markers_seen)}, fit {calib.rms_px:.2f} px"
+            + (f", blur {calib.blur_px:.2f} px" if calib.blur_px is not None else "")
             + (", lens k1 {:+.3f} k2 {:+.3f}".format(*calib.camera.dist) if calib.camera.distorted else "")
             + ("" if calib.lens_checked else ", lens not checked (too few markers: a pinhole assumed)")
             + ("; colour card seen" if models.card else f"; white patch only ({models.card_note})"))

@@ -33,6 +33,8 @@ PAIR_HALF, PAIR_HALF_UNLIKE = 0.5, 3.0  # or each twice as near another's and th
 # picture blurs a chip's side into its neighbours': fewer spreads off, still nearer another)
 BLURRED_BOTTOM = 3.0  # a mixed stack's bottom chip whose side is this many spreads (its reading's side model) from
 # the chip above's blurred into the felt under it: not read (a soft picture: 2000s on green felt read as a 50)
+SIDE_BLUR = 0.4  # the camera's blur (sigma, px; calibration, on the markers' edges) over a chip's rows on a stack's
+# side beyond which a chip's row is too much its neighbours': the side tells nothing (a stack of 2 or more uncertain)
 VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
 
 
@@ -53,8 +55,9 @@ def sample(crop: np.ndarray, origin: tuple[int, int], cols: np.ndarray, rows: np
 class SideReader:
     """Reads stacks' sides with chip calibration's *models* (their side models and look-alike pairs)."""
 
-    def __init__(self, models: ChipModels) -> None:
+    def __init__(self, models: ChipModels, blur_px: float | None = None) -> None:
         self.models = models
+        self.blur_px = blur_px  # the camera's (None: not measured, an older calibration file)
         # the denominations whose side looks like another's: a chip is not read as one, and a stack topped by
         # one is counted only when each of its chips vouches for it (those under the top could be the look-alike's)
         self.side_unsure = frozenset(v for a, b, _ in models.side_alike for v in (a, b))
@@ -84,6 +87,8 @@ class SideReader:
         denomination's and the chips are not :meth:`vouched` for, or a mixed stack's bottom chip reads
         as the chip above it :meth:`blurred` into the *felt*: BGR, under this light)."""
         count = len(rims) - 1
+        if count >= 2 and self.too_soft(rims):
+            return (), True
         alike = count >= 2 and value in self.side_unsure  # a hidden chip could be the look-alike's
         bgr = self.side_bgr(crop, origin, cols, rims) if self.models.side else None
         if bgr is None:
@@ -112,6 +117,11 @@ class SideReader:
             if tuple(again) != layers:
                 return (), True
         return layers, True
+
+    def too_soft(self, rims: np.ndarray) -> bool:
+        """Whether the camera's blur is over ``SIDE_BLUR`` of the rows a chip takes on a stack's side (its
+        layers' front *rims*, bottom to top): each chip's row is then as much its neighbours' as its own."""
+        return self.blur_px is not None and self.blur_px > SIDE_BLUR * float(median(rims[:-1] - rims[1:]))
 
     def blurred(self, bgr: np.ndarray, white: np.ndarray, felt: np.ndarray, value: int) -> bool:
         """Whether a stack's bottom chip's side (``bgr[0]``), read as *value*, is within ``BLURRED_BOTTOM``
