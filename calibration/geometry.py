@@ -534,13 +534,16 @@ def detect_markers(image: np.ndarray, layout: Layout, wanted: Iterable[int] | No
     return found
 
 
-def pose_error(image: np.ndarray, calib: TableCalibration) -> tuple[float | None, int]:
-    """How far (px) the calibration's markers are from where *image* shows them: the median over
-    the markers found of their corners' mean distance from the calibrated projection, and how
-    many markers were found (None with fewer than 2: nothing to tell, e.g. an arm over them)."""
+def pose_error(image: np.ndarray, calib: TableCalibration,
+               found: dict[int, np.ndarray] | None = None) -> tuple[float | None, int]:
+    """How far (px) the calibration's markers are from where *image* shows them (or *found* there:
+    ``detect_markers``): the median over the markers found of their corners' mean distance from the
+    calibrated projection, and how many markers were found (None with fewer than 2: nothing to tell,
+    e.g. an arm over them)."""
     by_id = {m.id: m for m in calib.layout.markers}
-    found = {i: c for i, c in detect_markers(image, calib.layout, calib.markers_seen).items()
-             if i in calib.markers_seen}
+    if found is None:
+        found = detect_markers(image, calib.layout, calib.markers_seen)
+    found = {i: c for i, c in found.items() if i in calib.markers_seen}
     if len(found) < 2:
         return None, len(found)
     errors = [float(np.linalg.norm(c - calib.camera.project(np.hstack([by_id[i].corners(), np.zeros((4, 1))])),

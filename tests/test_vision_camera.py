@@ -171,3 +171,39 @@ def test_a_camera_knocked_out_of_its_calibrated_pose_is_a_fault_and_counts_nothi
     assert faults[0][1].fault == "moved" and "calibrate the table again" in faults[0][1].detail
     assert not any(isinstance(o, ChipsInZone) for out in ticks[4:] for o in out)  # held, then the same chips
     assert feed.stability.state("bet:1") == "stable"
+
+
+def test_a_camera_whose_focus_drifts_after_calibration_is_soft_and_reads_no_side(tmp_path):
+    """The markers' blur is measured again at each pose check (every frame here, every 5 s by default):
+    two checks over ``SOFT`` (1.3) times the calibration's raise `soft`, one within clears it; meanwhile
+    the counter reads stacks' sides with the blur measured (a stack of four 500s is then uncertain: its
+    rows are blurred into one another), and the same chips are not reported twice when it is sharp again."""
+    from firmware_host.observations import ChipsInZone
+    from firmware_host.sim.render import HOUSE_004, Scene, Stack, mount_camera, render
+    from firmware_host.vision.feed import CameraFeed
+    layout = load_layout("hardware/camera/table8.toml").view("right")
+    calib = calibrate_table(cv2.imread(str(DATA / "table_right.jpg")), layout)
+    models = vision.learn_chips(calib, {v: cv2.imread(str(DATA / f"chips_right_{v}.jpg")) for v in HOUSE_004})
+    sharp = render(Scene((Stack(-430, -300, 500, 4),), colours=HOUSE_004), layout, mount_camera(layout), seed=1)
+    soft = cv2.GaussianBlur(sharp, (0, 0), 1.6)
+    video = tmp_path / "soft.mp4"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"mp4v"), 10, (1280, 720))
+    for frame in [sharp] * 4 + [soft] * 5 + [sharp] * 4:
+        writer.write(frame)
+    writer.release()
+    blurs = []
+    with open_replay(str(video)) as camera:
+        feed = CameraFeed("right", camera, calib, models)
+        feed.health.pose_every = 0.0
+        ticks = []
+        for k in range(13):
+            ticks.append(feed.tick(float(k)))
+            blurs.append(feed.counter.sides.blur_px)
+    assert ChipsInZone(0.2, "bet:1", 2000, ((500, 4),)) in ticks[2]
+    faults = [(k, o) for k, out in enumerate(ticks) for o in out if isinstance(o, (DeviceFault, DeviceRecovered))]
+    assert [(k, getattr(o, "fault", o.detail)) for k, o in faults] == [  # the coarser `lost-focus` (the
+        (5, "soft"), (8, "lost-focus"), (9, "lost-focus cleared"), (9, "soft cleared")]  # patch's) after 5 frames
+    assert "blur 1.6" in faults[0][1].detail and "refocus" in faults[0][1].detail
+    assert all(b > 1.3 * calib.blur_px for b in blurs[4:9]) and blurs[3] == calib.blur_px == blurs[12]
+    assert not any(isinstance(o, ChipsInZone) for out in ticks[3:] for o in out)
+    assert feed.stability.state("bet:1") == "stable"

@@ -70,6 +70,8 @@ class CameraFeed:
         if self.on_frame is not None:
             self.on_frame(t, frame)
         out = self.health.feed(t, frame)
+        self.counter.sides.blur_px = max((b for b in (self.calib.blur_px, self.health.blur_px) if b is not None),
+                                         default=None)  # a focus drifted since calibration: sides read as it allows
         self._previous, previous = frame, self._previous
         if "moved" in self.health.faults:  # its zones are no longer where it counts: nothing until recalibrated
             self.stability.hold()

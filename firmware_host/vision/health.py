@@ -4,15 +4,18 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from calibration.geometry import pose_error
+from calibration.geometry import detect_markers, pose_error
+from calibration.sharpness import marker_blur
 from firmware_host.observations import DeviceFault, DeviceRecovered, Observation
 from firmware_host.vision.counter import ChipCounter
 from firmware_host.vision.light import SATURATED
 
+SOFT = 1.3  # the markers' blur this many times the calibration's, in two checks in a row: ``soft``
+
 
 class CameraHealth:
     """Camera faults from the frames: ``no-frames``, ``frozen-frames``, ``lost-light``, ``lost-focus``,
-    ``overexposed``, ``relit``, ``moved``.
+    ``overexposed``, ``relit``, ``moved``, ``soft``.
 
     ``relit``: the light has left what the chip calibration covers (``vision.colour``: the colour
     card's fit, the light's level or colour); while it lasts the chip zones are uncertain.
@@ -21,6 +24,11 @@ class CameraHealth:
     the calibration (``geometry.pose_error``); two checks in a row that find them over
     *moved_px* away (the camera knocked, its post turned) raise it, one check that finds them
     in place clears it. Counts from a moved camera cannot be trusted: see :class:`CameraFeed`.
+
+    ``soft``: at the same checks the markers' blur (``calibration.sharpness``) is measured again
+    (:attr:`blur_px`); over ``SOFT`` times the calibration's in two checks in a row raises it (the
+    focus has drifted: refocus, then calibrate the table again). The counter reads stacks' sides with
+    the larger of the two blurs (:class:`CameraFeed`), so a softer picture leaves them uncertain.
     """
 
     def __init__(self, counter: ChipCounter, timeout: float = 1.0, frozen: int = 5, focus: float | None = None,
@@ -30,6 +38,8 @@ class CameraHealth:
         self.pose_every, self.moved_px = pose_every, max(moved_px, 2.5 * counter.calib.rms_px)
         self._pose_t: float | None = None
         self._pose: tuple[int, str] = (0, "")  # checks in a row that found the markers moved, the last detail
+        self._soft: tuple[int, str] = (0, "")  # checks in a row that found the markers blurred, the last detail
+        self.blur_px: float | None = None  # the markers' blur at the last check that measured it
         self._streak: dict[str, int] = {}
         self._last_t: float | None = None
         self._last_frame: np.ndarray | None = None  # a sparse sample of the last frame
@@ -49,9 +59,17 @@ class CameraHealth:
         if self._pose_t is not None and t - self._pose_t < self.pose_every:
             return
         self._pose_t = t
-        error, found = pose_error(frame, self.counter.calib)
+        calib = self.counter.calib
+        markers = detect_markers(frame, calib.layout, calib.markers_seen)
+        error, found = pose_error(frame, calib, markers)
         if error is None:
             return
+        blur = marker_blur([(frame, markers.values())])
+        if blur is not None:
+            self.blur_px = blur
+            soft = calib.blur_px is not None and blur > SOFT * calib.blur_px
+            self._soft = ((self._soft[0] + 1, f"markers' blur {blur:.2f} px, calibrated {calib.blur_px:.2f} px: "
+                           "refocus the camera, then calibrate the table again") if soft else (0, ""))
         if error > self.moved_px:
             self._pose = (self._pose[0] + 1, f"markers {error:.1f} px from the calibration ({found} seen): "
                                              "calibrate the table again")
@@ -98,6 +116,8 @@ class CameraHealth:
             self._check_pose(t, frame)
             if self._pose[0] >= 2 or (self._pose[0] and "moved" in self.faults):
                 now["moved"] = self._pose[1]
+            if self._soft[0] >= 2 or (self._soft[0] and "soft" in self.faults):
+                now["soft"] = self._soft[1]
         out: list[Observation] = []
         for fault, detail in now.items():
             if fault not in self.faults:
