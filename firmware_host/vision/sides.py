@@ -84,8 +84,9 @@ class SideReader:
         face's *value* and one is not (a mixed stack), and whether a lower chip reads as another
         denomination (when the top's side reads as its face), unlike the top's or its level apart (a mixed
         stack, or one behind it), or the side cannot tell (the top's side looks like another
-        denomination's and the chips are not :meth:`vouched` for, or a mixed stack's bottom chip reads
-        as the chip above it :meth:`blurred` into the *felt*: BGR, under this light)."""
+        denomination's and the chips are not :meth:`vouched` for, a mixed stack's bottom chip reads as
+        the chip above it :meth:`blurred` into the *felt*: BGR, under this light, or the camera is
+        :meth:`too_soft` for its rows)."""
         count = len(rims) - 1
         if count >= 2 and self.too_soft(rims):
             return (), True
