@@ -286,11 +286,13 @@ class CameraModel:
     dist: tuple[float, float] = (0.0, 0.0)
     _P: np.ndarray = dataclasses.field(init=False, repr=False, compare=False)  # the projection K [R | t]
     _fc: tuple[np.ndarray, np.ndarray] = dataclasses.field(init=False, repr=False, compare=False)  # focal, centre
+    _to_felt: np.ndarray = dataclasses.field(init=False, repr=False, compare=False)  # pinhole pixels to the felt
 
     def __post_init__(self) -> None:
         R = cv2.Rodrigues(np.asarray(self.rvec, np.float64))[0]
         object.__setattr__(self, "_P", self.K @ np.hstack([R, np.asarray(self.tvec, np.float64).reshape(3, 1)]))
         object.__setattr__(self, "_fc", (np.array([self.K[0, 0], self.K[1, 1]]), np.array(self.K[:2, 2])))
+        object.__setattr__(self, "_to_felt", np.linalg.inv(self.homography()))
 
     @property
     def R(self) -> np.ndarray:
@@ -354,9 +356,10 @@ class CameraModel:
     def to_table(self, uv: np.ndarray) -> np.ndarray:
         """Felt points (mm) seen at image pixels *uv* (N x 2)."""
         pts = self.undistort(uv).reshape(-1, 1, 2)
-        if not len(pts):  # OpenCV gives None for no points
+        if not len(pts):  # OpenCV gives None for no points (a zone without a blob)
             return np.empty((0, 2))
-        return cv2.perspectiveTransform(pts, np.linalg.inv(self.homography())).reshape(-1, 2)
+        felt: np.ndarray = cv2.perspectiveTransform(pts, self._to_felt).reshape(-1, 2)
+        return felt
 
     def position(self) -> np.ndarray:
         """The camera's centre in table mm."""

@@ -98,7 +98,7 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
         if not len(u):
             continue
         px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
-        spots = cv2.perspectiveTransform(geo.cam.undistort(px).reshape(-1, 1, 2), geo.H_inv).reshape(-1, 2)
+        spots = geo.cam.to_table(px)
         k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - geo.cam_xy, axis=1) > far[i]))
         if len(k):  # the nearest such spot to the stack
             spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]

@@ -37,7 +37,6 @@ class StackProjection:
 
     def __init__(self, calib: TableCalibration) -> None:
         self.cam = calib.camera
-        self.H_inv = np.linalg.inv(self.cam.homography())
         position = self.cam.position()
         self.cam_xy, self.cam_z = position[:2], float(position[2])
         self.r, self.t = calib.layout.chip_diameter / 2, calib.layout.chip_thickness
@@ -90,9 +89,7 @@ class StackProjection:
     def rough_bases(self, uv: np.ndarray) -> np.ndarray:
         """Rough centres (N x 2, mm) of stacks whose base's lowest point is at image pixels *uv* (N x 2):
         the felt there, a chip's radius further from the camera."""
-        if not len(uv):  # a zone without a blob (OpenCV gives None for no points)
-            return np.empty((0, 2))
-        q = cv2.perspectiveTransform(self.cam.undistort(uv).reshape(-1, 1, 2), self.H_inv).reshape(-1, 2)
+        q = self.cam.to_table(uv)
         d = q - self.cam_xy
         bases: np.ndarray = q + d / np.linalg.norm(d, axis=1, keepdims=True) * self.r
         return bases
