@@ -217,28 +217,38 @@ class ChipModels:
         f = np.asarray(f, np.float32).reshape(-1, 3)
         if value not in self.side or len(self.side) < 2:
             return np.full(len(f), np.inf)
-        values = list(self.side)
-        mean = np.array([self.side[v].mean for v in values], np.float32)
-        spread = np.array([self.side[v].spread for v in values], np.float32)
-        d = np.sqrt((((f[:, None, :] - mean[None]) / spread[None]) ** 2).sum(-1))  # N x models
+        values, mean, spread, _ = self._table(self.side)
+        d = np.sqrt((((f[:, None, :] - mean[None]) / spread) ** 2).sum(-1))  # N x models
         own = values.index(value)
         other = np.delete(d, own, axis=1).min(1)
         ratio: np.ndarray = other / np.maximum(d[:, own], 1e-6)
         return ratio
 
+    @cached_property
+    def _tables(self) -> dict[int, tuple[list[int], np.ndarray, np.ndarray, list[int]]]:
+        """Per models' dict (``chips``, ``side``; by identity): its values sorted, their means and spreads
+        (1 x models x 3) in that order, and where each sits in the dict's own order: made once."""
+        tables = {}
+        for models in (self.chips, self.side):
+            values = sorted(models)
+            tables[id(models)] = (values, np.array([models[v].mean for v in values], np.float32),
+                                  np.array([models[v].spread for v in values], np.float32)[None],
+                                  [list(models).index(v) for v in values])
+        return tables
+
+    def _table(self, models: dict[int, ColourModel]) -> tuple[list[int], np.ndarray, np.ndarray, list[int]]:
+        """:attr:`_tables`' entry of *models* (``chips`` or ``side``)."""
+        return self._tables[id(models)]
+
     def _nearest(self, models: dict[int, ColourModel], f: np.ndarray,
                  spread: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Per row of features *f* (N x 3): the nearest model's value (ties to the lower) and the
         confidence; *spread*, the models' spreads per row (N x models x 3) instead of their own."""
-        values = sorted(models)
-        mean = np.array([models[v].mean for v in values], np.float32)
-        if spread is None:
-            spread = np.array([models[v].spread for v in values], np.float32)[None]
-        else:  # given in the models' own order
-            spread = spread[:, [list(models).index(v) for v in values]]
+        values, mean, own, place = self._table(models)
+        spread = own if spread is None else spread[:, place]  # (given in the models' own order)
         d = np.sqrt((((f[:, None, :] - mean[None]) / spread) ** 2).sum(-1)).astype(np.float64)  # rows x models
         order = np.argsort(d, axis=1, kind="stable")[:, :2]
-        d1, d2 = np.take_along_axis(d, order, axis=1).T
+        d1, d2 = d[np.arange(len(d))[:, None], order].T
         margin = (d2 - d1) / np.maximum(d2, 1e-6)
         nearness = np.where(d1 < 4, 1.0, np.maximum(0.0, 1 - (d1 - 4) / 4))
         confidence = np.minimum(1.0, 2 * margin) * nearness

@@ -270,15 +270,6 @@ class ChipCounter:
         return fg
 
     # -- helpers -----------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
     def side_colour(self, frame: np.ndarray, stack: StackSeen) -> np.ndarray | None:
         """The side colour (3 features) of a single chip *stack* found in *frame*: what chip
         calibration learns each denomination's side from."""
@@ -629,8 +620,6 @@ def learn_chips(calib: TableCalibration, shows: dict[int, np.ndarray], zone: str
     felt_light = {z: float(np.median([m[z] for m in lit if z in m])) for z in sorted(set().union(*lit))}
     return dataclasses.replace(models, card=card, card_note=note, on_print=on_print, felt_light=felt_light,
                                hidden=hidden)
-
-
 
 
 class _Lazy:

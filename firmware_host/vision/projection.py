@@ -102,9 +102,8 @@ class StackProjection:
         g = self.base_pixels(c + np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))  # and 1 mm along x and y
         g0, J = g[0], (g[1:] - g[0]).T
         J_inv = np.linalg.inv(J)
-        for _ in range(2):  # Newton steps on (centre column, lowest row) of the projected base
-            c = c + J_inv @ (target - g0)
-            g0 = self.base_pixel(c)
+        c = c + J_inv @ (target - g0)  # two Newton steps on (centre column, lowest row) of the projected base
+        c = c + J_inv @ (target - self.base_pixel(c))
         return float(c[0]), float(c[1])
 
     def boundary(self, x: float, y: float, z: float, cols: np.ndarray, upper: bool) -> np.ndarray:
@@ -120,11 +119,12 @@ class StackProjection:
         u, v = self.outlines(self.above(x, y, heights), self.dense_shape)
         u, v = u.T.copy(), v.T.copy()  # heights x points: each outline's points together
         half = v < v.mean(1)[:, None] if upper else v >= v.mean(1)[:, None]
+        u = np.where(half, u, np.inf)  # each outline's half sorted along the columns at once (the rest last)
+        order = np.argsort(u, axis=1) + np.arange(0, u.size, u.shape[1])[:, None]
+        u, v = u.ravel()[order], v.ravel()[order]
         rows = np.empty((len(heights), len(cols)))
-        for k, (hu, hv) in enumerate(zip(u, v)):
-            hu, hv = hu[half[k]], hv[half[k]]
-            order = np.argsort(hu)
-            rows[k] = np.interp(cols, hu[order], hv[order], left=beyond, right=beyond)
+        for k, n in enumerate(half.sum(1).tolist()):
+            rows[k] = np.interp(cols, u[k, :n], v[k, :n], left=beyond, right=beyond)
         return rows
 
     def predicted_spans(self, x: float, y: float, cols: np.ndarray, most: int, bottom: np.ndarray) -> np.ndarray:
