@@ -28,6 +28,7 @@ from firmware_host.configfile import ConfigError, Section, read_toml
 __all__ = [
     "CalibrationError", "CameraModel", "CameraMount", "Layout", "Marker", "TableCalibration", "Zone",
     "calibrate_table", "detect_markers", "draw_calibration", "intrusions", "load_calibration", "load_layout",
+    "out_of_view",
 ]
 
 ZONE_KINDS = ("bet", "pot", "cards")
@@ -604,7 +605,12 @@ def calibrate_table(images: np.ndarray | Sequence[np.ndarray], layout: Layout, c
         raise CalibrationError("the fitted camera is below the felt: check the marker positions in the layout")
     empty = pictures[0] if len(pictures) == 1 else np.median(np.stack(pictures), axis=0).astype(np.uint8)
     blur = marker_blur((picture, markers.values()) for picture, markers in zip(pictures, found))
-    return TableCalibration(layout, model, (w, h), tuple(sorted(seen)), float(rms), empty, blur)
+    calib = TableCalibration(layout, model, (w, h), tuple(sorted(seen)), float(rms), empty, blur)
+    beyond = out_of_view(calib).get("reference patch")
+    if beyond is not None:  # every colour is measured against it
+        raise CalibrationError(f"camera {layout.camera}'s white reference patch lies {beyond:.0f} px out of its "
+                               "picture: aim the camera so that it sees the patch whole")
+    return calib
 
 
 def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:
@@ -631,6 +637,31 @@ def intrusions(calib: TableCalibration) -> list[tuple[str, str]]:
             hull = cv2.convexHull(cam.project(pts).astype(np.float32)).reshape(-1, 2)
             if cv2.intersectConvexConvex(space, hull)[0] > 1.0:
                 out.append((zone.name, what))
+    return out
+
+
+def out_of_view(calib: TableCalibration, inside_mm: float = 0.0) -> dict[str, float]:
+    """What of this camera's layout its picture does not hold whole, each with how far (px) its furthest
+    point lies beyond the picture's edge: a chip zone where a stack of ``max_stack`` chips standing
+    *inside_mm* or more inside the zone's edge would not be seen whole (its outline and its top), a card
+    area, the white reference patch (``"reference patch"``), a colour card patch (``"colour patch NAME"``).
+    A stack there is not seen, or seen cut by the edge: such a zone cannot be counted."""
+    lay, cam = calib.layout, calib.camera
+    w, h = calib.image_size
+    ring = np.column_stack(_CIRCLE)
+    reach = max(lay.chip_diameter / 2 - inside_mm, 0.0)
+    things = [(zone.name, np.array(zone.polygon), zone.kind != "cards") for zone in lay.zones]
+    if lay.reference is not None:
+        things.append(("reference patch", np.array(lay.reference), False))
+    things += [(f"colour patch {p.name}", np.array(p.polygon), False) for p in lay.mount().patches]
+    out = {}
+    for name, poly, stack in things:
+        pts = (poly[:, None, :] + (reach if stack else 0.0) * ring[None]).reshape(-1, 2)
+        heights = (0.0, lay.max_stack * lay.chip_thickness) if stack else (0.0,)
+        uv = cam.project(np.vstack([np.column_stack([pts, np.full(len(pts), z)]) for z in heights]))
+        beyond = max(-uv[:, 0].min(), -uv[:, 1].min(), uv[:, 0].max() - (w - 1), uv[:, 1].max() - (h - 1))
+        if beyond > 0:
+            out[name] = round(float(beyond), 1)
     return out
 
 

@@ -840,3 +840,60 @@ def test_a_zone_without_a_speck_of_anything_is_empty_not_a_crash(table, lens):
     assert len(bets) == 5 and all(z.status == "ok" and z.amount == 0 for z in bets)
     assert counter.geo.rough_bases(np.empty((0, 2))).shape == (0, 2)
     assert calib.camera.to_table(np.empty((0, 2))).shape == (0, 2) == counter.geo.cam.undistort([]).shape
+
+
+@pytest.fixture(scope="module")
+def posted_800(table):
+    """The right camera on a post 800 mm high with the same aim, calibrated on its rendered picture, with
+    the chip models of the committed pictures (the same light)."""
+    from test_vision_geometry import posted
+    layout = posted(800)
+    calib = calibrate_table(render(Scene(colours=HOUSE_004), layout, mount_camera(layout), seed=1), layout)
+    return layout, calib, vision.ChipCounter(calib, table[2])
+
+
+def test_a_zone_partly_out_of_the_picture_is_never_counted(posted_800):
+    """Posts 800 mm high with the same aim (a layout made elsewhere, or a camera mounted so): the near part
+    of the pot lies below the right camera's picture, and a stack of six 1000s there is not in it at all.
+    The pot read 4300 for 10300 with confidence before; now it is uncertain (``view``), the chips that
+    show read, and the zones it sees whole are counted as before."""
+    layout, calib, counter = posted_800
+    assert list(counter.cut) == ["pot"]
+    out, shown, bet = Stack(151.4, -186.3, 1000, 6), Stack(-15.9, -138.4, 100, 3), Stack(-430, -300, 500, 2)
+    assert calib.camera.project(np.array([[out.x, out.y, 0.0]]))[0, 1] > 720  # its base below the picture
+    frame = render(Scene((out, shown, bet), colours=HOUSE_004, noise=2.0), layout, mount_camera(layout), seed=3)
+    zones = counter.count(frame).zones
+    assert zones["pot"].status == "uncertain" and "view" in zones["pot"].why, zones["pot"]
+    assert zones["pot"].amount == 300  # what shows, never reported as the pot
+    assert zones["bet:1"].status == "ok" and zones["bet:1"].amount == 1000, zones["bet:1"]
+
+
+@pytest.mark.parametrize("offset", [-8, -3, 0, 3])
+def test_a_stack_cut_by_the_pictures_edge_is_never_counted(table, offset):
+    """The pot's corner nearest the right camera lies a few pixels from the bottom of its picture: a
+    stack standing on it (*offset* mm inside both of its edges; under 0: outside) is cut by the picture's
+    edge, so its base and height are not where its pixels end. It is never counted (``view``), and the
+    pot with it is uncertain."""
+    x, y = 180 - offset, -235 + offset
+    zone = table[3].count(picture(table, [Stack(x, y, 500, 3)], seed=offset + 10)).zones["pot"]
+    assert zone.status == "uncertain" and zone.why == ("view",), zone
+
+
+def test_a_colour_card_out_of_the_picture_is_not_used_not_a_crash(table):
+    """A layout whose colour card lies where the camera does not look (a patch moved to its post's foot):
+    chip calibration said so and counts through the white patch alone (it crashed on the patch's pixels)."""
+    layout, calib, _, _ = table
+    mount = layout.mount()
+    patches = tuple(dataclasses.replace(p, polygon=((640.0, -640.0), (700.0, -640.0), (700.0, -600.0),
+                                                    (640.0, -600.0))) if p.name == "grey-20" else p
+                    for p in mount.patches)
+    moved = dataclasses.replace(layout, cameras=tuple(dataclasses.replace(c, patches=patches) if c.name == "right"
+                                                      else c for c in layout.cameras))
+    calib = dataclasses.replace(calib, layout=moved)
+    models = vision.learn_chips(calib, {v: cv2.imread(f"{DATA}/chips_right_{v}.jpg") for v in HOUSE_004})
+    assert models.card is None and "colour card lies partly out of the camera's picture" in models.card_note
+    assert "grey-20" in models.card_note
+    counter = vision.ChipCounter(calib, models)
+    zone = counter.count(picture(table, [Stack(-430, -300, 500, 2)], seed=4)).zones["bet:1"]
+    assert zone.status == "ok" and zone.amount == 1000, zone
+

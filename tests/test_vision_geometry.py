@@ -15,6 +15,7 @@ from calibration.geometry import (
     intrusions,
     load_calibration,
     load_layout,
+    out_of_view,
 )
 from firmware_host.cli.vision import expected_markers
 from firmware_host.configfile import ConfigError
@@ -195,3 +196,47 @@ def test_a_lens_applied_to_columns_and_rows_apart_is_the_lens_applied_to_points(
                        np.column_stack([u.ravel(), v.ravel()]), atol=1e-3)
     flat = dataclasses.replace(camera, dist=(0.0, 0.0))
     assert all(a is b for a, b in zip(flat.distort_apart(u, v), (u, v)))  # a pinhole camera: as given
+
+
+def posted(z: float, camera: str = "right"):
+    """The shipped layout as *camera* sees it with both posts *z* mm high (aim and lens kept)."""
+    layout = load_layout(LAYOUT)
+    cameras = tuple(dataclasses.replace(c, position=(c.position[0], c.position[1], z)) for c in layout.cameras)
+    return dataclasses.replace(layout, cameras=cameras).view(camera)
+
+
+@pytest.mark.parametrize("camera", ["right", "left"])
+def test_the_shipped_layout_holds_every_zone_and_patch_of_a_camera_whole(camera):
+    """Each camera, calibrated on its committed picture, sees whole every stack its zones can hold (up to
+    ``max_stack`` chips, from ``EDGE_MM`` inside a zone's edge: nearer it a stack is the dealer's call), its
+    card areas, its white patch and its colour card. At the very edge only the pot's nearest corner
+    reaches (by a few pixels) out of the right camera's picture: a stack there is cut (see test_vision_count)."""
+    from firmware_host.vision.counter import EDGE_MM
+    calib = calibrate_table(cv2.imread(f"{DATA}/table_{camera}.jpg"), load_layout(LAYOUT), camera)
+    assert out_of_view(calib, EDGE_MM) == {}
+    assert set(out_of_view(calib)) <= {"pot"} and all(px < 6 for px in out_of_view(calib).values())
+
+
+def test_a_camera_posted_higher_leaves_part_of_the_pot_out_of_its_picture_and_says_so():
+    """Posts 800 mm high with the same aim: the right camera looks down more steeply and the pot's near
+    part falls below its picture (a stack of six there is not in the picture at all). Calibration finds the
+    camera; what it cannot see is said, and those zones are never counted (test_vision_count)."""
+    from firmware_host.vision.counter import EDGE_MM, out_of_picture
+    layout = posted(800)
+    calib = calibrate_table(render(Scene(), layout, mount_camera(layout), seed=1), layout)
+    assert calib.rms_px < 1.0
+    cut = out_of_view(calib, EDGE_MM)
+    assert list(cut) == ["pot"] and cut["pot"] > 100
+    said = out_of_picture(calib)
+    assert len(said) == 1 and said[0].startswith("zone pot lies") and "never counted with confidence" in said[0]
+
+
+def test_calibration_refuses_a_white_patch_out_of_the_picture():
+    """Every colour is measured against the white patch: a layout that puts it where the camera does not
+    look (here at its own post's foot) is refused at calibration, naming it."""
+    layout = load_layout(LAYOUT)
+    foot = ((640.0, -640.0), (700.0, -640.0), (700.0, -600.0), (640.0, -600.0))
+    moved = dataclasses.replace(layout, cameras=tuple(dataclasses.replace(c, reference=foot) if c.name == "right"
+                                                      else c for c in layout.cameras))
+    with pytest.raises(CalibrationError, match="camera right's white reference patch lies .* out of its picture"):
+        calibrate_table(cv2.imread(f"{DATA}/table_right.jpg"), moved, "right")

@@ -106,6 +106,7 @@ def cmd_calibrate_table(args: argparse.Namespace) -> int:
 
     from calibration.geometry import LENS_MIN_MARKERS, CalibrationError, calibrate_table, draw_calibration, intrusions
     from firmware_host.configfile import ConfigError
+    from firmware_host.vision.counter import out_of_picture
     try:
         layout, name = _camera(args)
         image = _read(corpus(args.image, f"{EVALUATION_SET}/table_{name}.jpg", "--image"))
@@ -135,6 +136,8 @@ def cmd_calibrate_table(args: argparse.Namespace) -> int:
         print(f"warning: {len(calib.markers_seen)} markers are too few to fit the lens (need {LENS_MIN_MARKERS}): "
               "a pinhole is assumed, not measured; a lens that bends the picture would skew heights near its "
               "edges: uncover or clean the missing markers and calibrate again", file=sys.stderr)
+    for what in out_of_picture(calib):
+        print(f"warning: {what}; aim the camera so that it sees it whole, then calibrate again", file=sys.stderr)
     for behind, what in intrusions(calib):
         print(f"warning: {what} lies behind zone {behind} in this camera's view: a tall stack there would "
               f"merge with it; move it in {args.layout or 'the layout (--layout)'}", file=sys.stderr)

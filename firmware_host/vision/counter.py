@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from calibration.chips import ChipModels, ColourModel, features, robust_spread, side_features
-from calibration.geometry import TableCalibration
+from calibration.geometry import TableCalibration, out_of_view
 from firmware_host.vision import hiding
 from firmware_host.vision.arrays import bgr, components, every
 from firmware_host.vision.light import LIGHT_APART, TableLight, colour_card
@@ -51,7 +51,7 @@ from firmware_host.vision.results import (
 from firmware_host.vision.sides import SideReader
 from firmware_host.vision.stack import BEYOND_FOOTPRINTS, Picture, StackBlob, StackReader, ZonePicture
 
-__all__ = ["ChipCounter", "learn_chips"]
+__all__ = ["ChipCounter", "learn_chips", "out_of_picture"]
 
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
@@ -154,6 +154,10 @@ class ChipCounter:
                             cards[area.name] = pixels.astype(bool)
             self.rois.append(ZoneRoi(zone, x0, y0, x1, y1, mask.astype(bool), cards))
         self.rois.sort(key=lambda r: r.zone.kind != "cards")  # card areas first: chip zones use them
+        # chip zones the picture does not hold whole (a stack standing there is not seen, or seen cut): never
+        # counted with confidence (``view``); calibrate table warns of them
+        self.cut = {z: px for z, px in out_of_view(calib, EDGE_MM).items()
+                    if z in {r.zone.name for r in self.rois if r.zone.kind != "cards"}}
         self.light = TableLight(calib, models, self.rois)  # the frame's light against the calibration's
         self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
@@ -343,6 +347,10 @@ class ChipCounter:
         hiding.behind(self.geo, self.rois, zones, self.calib.layout.max_stack)
         if relit is None:
             self._lit_otherwise(frame, zones)
+        for name in self.cut:  # part of the zone out of the picture
+            if zones[name].status != ZoneStatus.OCCLUDED:
+                zones[name] = dataclasses.replace(zones[name], status=ZoneStatus.UNCERTAIN, confidence=0.0,
+                                                  why=zones[name].why + ("view",))
         return FrameResult(zones, cards, bgr(float(c) for c in raw_white), relit)
 
     def _change(self, frame: np.ndarray, previous: np.ndarray | None) -> np.ndarray | None:
@@ -455,6 +463,9 @@ class ChipCounter:
         rough = self.geo.rough_base(u, roi.y0 + y + bh - 0.5)
         if roi.zone.inside(*rough) < -EDGE_MM - BASE_REFINED and _over(blob, (x, y), roi) <= 0.2 * width * width:
             return []  # another zone's, already from its rough base (the refined one is within BASE_REFINED)
+        if _cut(blob, (roi.x0 + x, roi.y0 + y), self.calib.image_size) and _over(blob, (x, y), roi):
+            scan.stacks.append(StackSeen(float(rough[0]), float(rough[1]), None, 0, 0.2, why="view"))
+            return []  # cut by the picture's edge: not measured
         cx, cy = self.geo.base(u, roi.y0 + y + bh - 0.5, rough)
         inside = roi.zone.inside(cx, cy)
         if inside < -EDGE_MM and self._elsewhere(blob, (x, y), roi, cx, cy, width):
@@ -649,6 +660,23 @@ def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
 def _over(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> int:
     """How many of a blob's pixels (its box at *at* in *roi*) lie over the zone itself."""
     return int((blob & roi.mask[at[1]:at[1] + blob.shape[0], at[0]:at[0] + blob.shape[1]]).sum())
+
+
+def out_of_picture(calib: TableCalibration) -> list[str]:
+    """What of its layout a camera's picture does not hold whole (:func:`geometry.out_of_view`, for stacks
+    ``EDGE_MM`` inside a zone: those nearer its edge are the dealer's call), in words for the installer."""
+    kinds = {zone.name: zone.kind for zone in calib.layout.zones}
+    effect = {"bet": "its chips are never counted with confidence", "pot": "its chips are never counted with "
+              "confidence", "cards": "a card there is not seen whole"}
+    return [f"{'zone ' + what if what in kinds else what} lies {px:.0f} px out of the picture: "
+            + effect.get(kinds.get(what, ""), "the colour card is not used")
+            for what, px in out_of_view(calib, EDGE_MM).items()]
+
+
+def _cut(blob: np.ndarray, at: tuple[int, int], size: tuple[int, int]) -> bool:
+    """Whether a blob (its box at *at* in the picture) reaches the edge of the picture of *size* (w, h)."""
+    (x, y), (h, w) = at, blob.shape
+    return x == 0 or y == 0 or x + w == size[0] or y + h == size[1]
 
 
 def _unread(specks: list[tuple[float, float, float, float]]) -> tuple[float, float] | None:

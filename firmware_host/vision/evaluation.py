@@ -333,7 +333,7 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     """``calibrate table`` then ``calibrate chips`` on a camera's pictures, as an installer runs them;
     a refusal is kept as the reason, not raised."""
     from calibration.geometry import CalibrationError, calibrate_table
-    from firmware_host.vision.counter import PRINT_CLEAN, ChipCounter, learn_chips
+    from firmware_host.vision.counter import PRINT_CLEAN, ChipCounter, learn_chips, out_of_picture
     try:
         calib = calibrate_table([read_picture(p) for p in pictures.table], layout, name)
     except CalibrationError as exc:
@@ -373,7 +373,12 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
     if figures["left_out"]:
         note += ", chips left out of the colour models: " + ", ".join(
             f"{n} of {v}" for v, n in figures["left_out"].items())
-    return Calibrated(name, ChipCounter(calib, models), note, figures)
+    counter = ChipCounter(calib, models)
+    figures["out_of_view_px"] = counter.cut
+    cut = out_of_picture(calib)
+    if cut:
+        note += "; " + "; ".join(cut)
+    return Calibrated(name, counter, note, figures)
 
 
 def calibrate_cameras(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = None,

@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from calibration.chips import ChipModels
-from calibration.geometry import TableCalibration
+from calibration.geometry import TableCalibration, out_of_view
 from firmware_host.vision.arrays import bgr, every, median
 from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
@@ -73,6 +73,8 @@ class TableLight:
         seen whole (a hand over it: not even)."""
         out = {}
         for name, ((y0, y1, x0, x1), mask) in [("white", (self.ref_box, self.ref_mask)), *self.patch_boxes.items()]:
+            if y0 < 0 or x0 < 0 or y1 > frame.shape[0] or x1 > frame.shape[1]:
+                return None  # (out of the picture: calibration says so)
             pixels = frame[y0:y1, x0:x1][mask].astype(np.float32)
             if not len(pixels):
                 return None
@@ -186,6 +188,9 @@ def colour_card(light: TableLight, pictures: list[np.ndarray]) -> tuple[CardRefe
     printed = {p.name: p.srgb for p in light.calib.layout.mount().patches}
     if not printed:
         return None, "the layout gives this camera no colour card"
+    cut = [f"{name} by {px:.0f} px" for name, px in out_of_view(light.calib).items() if name.startswith("colour patch")]
+    if cut:
+        return None, f"the colour card lies partly out of the camera's picture ({', '.join(cut)})"
     seen = [light.card_colours(p) for p in pictures]
     if any(s is None for s in seen):
         return None, "the colour card is not seen whole in every calibration picture"

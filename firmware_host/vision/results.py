@@ -47,6 +47,8 @@ WHY = {  # why a stack or a zone is not counted with confidence (``StackSeen.why
     "specks": "a chip seen only in pieces",
     "unseen": "the felt changed beyond the stacks read (a denomination that looks like the felt)",
     "behind": "a chip could lie wholly hidden behind a stack",
+    "view": "part of the zone lies out of the camera's picture: a stack there is not seen whole (aim the camera "
+            "so that it sees the zone whole, then calibrate the table again)",
     "light": "the zone lit otherwise than at calibration",
     "relit": "a light the calibration does not cover (the whole camera)",
     "unsteady": "a stack's height or chips differ from frame to frame (Stability)",

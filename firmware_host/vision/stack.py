@@ -694,7 +694,8 @@ class StackReader:
             return None
         chips = np.array([np.interp(spans[j] - bias, columns[:, j], np.arange(len(columns)), right=np.inf)
                           for j in range(len(cols))])
-        keep = clear & (chips - chips[clear].min() <= 0.5)
+        with np.errstate(invalid="ignore"):  # every clear column over the model's tallest (inf - inf): none kept
+            keep = clear & (chips - chips[clear].min() <= 0.5)
         return keep if keep.sum() >= max(CLEAR_COLUMNS, CLEAR_SHARE * len(cols)) else None
 
     # -- its outline -----------------------------------------------------------------------------
