@@ -897,3 +897,20 @@ def test_a_colour_card_out_of_the_picture_is_not_used_not_a_crash(table):
     zone = counter.count(picture(table, [Stack(-430, -300, 500, 2)], seed=4)).zones["bet:1"]
     assert zone.status == "ok" and zone.amount == 1000, zone
 
+
+def test_a_mixed_stack_whose_chips_take_under_three_rows_is_not_read(posted_800, monkeypatch, seen_only):
+    """From a post 800 mm high a chip takes 2.5 rows on a stack's side in bet:4, whose chroma has half
+    its rows (JPEG, the camera's YUV 4:2:0): a 100 under a 500 was read one by one (600, with
+    confidence) in 3 of 4 frames, but so were two 200s as a 50 under a 200 (the held frame of a set
+    rendered so). A mixed stack whose chips take under ``MIXED_ROWS`` (3) rows is not read."""
+    layout, _, counter = posted_800
+    _, rims = counter.geo.rims(-200.4, 344.8, 2)
+    assert 2.3 < float(np.median(rims[:-1] - rims[1:])) < sides.MIXED_ROWS
+
+    def zone(seed):
+        frame = render(Scene((Stack.mixed(-200.4, 344.8, [100, 500]),), colours=HOUSE_004, noise=2.0), layout,
+                       mount_camera(layout), seed=seed)
+        return counter.count(frame).zones["bet:4"]
+    assert all(zone(seed).status == "uncertain" and zone(seed).why == ("side",) for seed in range(4))
+    monkeypatch.setattr(sides, "MIXED_ROWS", 0.0)
+    assert [zone(seed).amount for seed in range(4) if zone(seed).status == "ok"] == [600] * 3

@@ -35,6 +35,9 @@ BLURRED_BOTTOM = 3.0  # a mixed stack's bottom chip whose side is this many spre
 # the chip above's blurred into the felt under it: not read (a soft picture: 2000s on green felt read as a 50)
 SIDE_BLUR = 0.4  # the camera's blur (sigma, px; calibration, on the markers' edges) over a chip's rows on a stack's
 # side beyond which a chip's row is too much its neighbours': the side tells nothing (a stack of 2 or more uncertain)
+MIXED_ROWS = 3.0  # the least rows a chip takes on a stack's side for a mixed stack's chips to be read one by one:
+# the picture's chroma has half its rows (JPEG, the camera's YUV 4:2:0), and a chip under 3 rows may hold no chroma
+# row of its own (posts 800 mm high: two 200s read as a 50 under a 200 at 2.5 rows, confidence 0.79)
 VOUCHED_BOTTOM = 0.8  # the least confidence of such a stack's bottom chip read on its side (blurred into the felt)
 
 
@@ -85,8 +88,8 @@ class SideReader:
         denomination (when the top's side reads as its face), unlike the top's or its level apart (a mixed
         stack, or one behind it), or the side cannot tell (the top's side looks like another
         denomination's and the chips are not :meth:`vouched` for, a mixed stack's bottom chip reads as
-        the chip above it :meth:`blurred` into the *felt*: BGR, under this light, or the camera is
-        :meth:`too_soft` for its rows)."""
+        the chip above it :meth:`blurred` into the *felt*: BGR, under this light, its chips take under
+        ``MIXED_ROWS`` rows, or the camera is :meth:`too_soft` for its rows)."""
         count = len(rims) - 1
         if count >= 2 and self.too_soft(rims):
             return (), True
@@ -111,6 +114,8 @@ class SideReader:
             return (), foreign
         layers = tuple(int(v) for v, _ in read if v is not None)
         if felt is not None and layers[0] != layers[1] and self.blurred(bgr[:2], white, felt, layers[0]):
+            return (), True
+        if float(median(rims[:-1] - rims[1:])) < MIXED_ROWS:  # each chip's colour partly its neighbours'
             return (), True
         for shift in (-SIDE_SHIFT, SIDE_SHIFT):  # each chip read the same a little lower and higher: the
             moved = self.side_bgr(crop, origin, cols, rims, shift)  # rows are on the chips, not between
