@@ -433,7 +433,11 @@ def test_a_mixed_stack_is_read_chip_by_chip_only_when_its_reading_holds_a_little
     (bet:2) read as 2000, 2000, 100 at confidence 1.0 each, held stable: its rows, 3 px a chip, were a third
     of a chip low (the base found 3 mm off), so the middle row fell on the pink chip. A mixed stack's chips
     are read again ``SIDE_SHIFT`` (0.25) chip lower and higher and must read the same; else uncertain
-    (-0.1 points on average on the 68 evaluations: the renderer's ``mixed`` 57.5 -> 54.8 %)."""
+    (-0.1 points on average on the 68 evaluations: the renderer's ``mixed`` 57.5 -> 54.8 %). Its chips take
+    just under 3 rows there: since 2026-11-27 night ``MIXED_ROWS`` leaves it unread too, so that rule is off
+    here first."""
+    from firmware_host.vision import sides
+    monkeypatch.setattr(sides, "MIXED_ROWS", 0.0)
     figures, without = _with_and_without(monkeypatch, "SIDE_SHIFT", 0.0, RETAKE / "cool-bright-171")
     assert figures["wrong_share"] == 0 and figures["exact_share"] + figures["behind_right_share"] > 0.5, figures
     assert without["stable_wrong"] > 0

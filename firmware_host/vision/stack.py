@@ -52,6 +52,9 @@ UNDER_BASE = 0.7  # chips under a stack's base (in px per chip at its front) whe
 FELT_APART = 0.3  # a pixel this far (share of the felt's norm) from the felt beside it is not felt
 BASE_COVERED = 0.25  # share of the columns not felt there: a chip under the base the edges did not see (a green
 # 200 on green felt under a pink 2000 showed 0.29 of its white edge spots: 0.3 read it as one 2000)
+UNLIKE_DEPTH = 0.25  # chips under a stack's base where a chip the edges missed shows, unlike a blend of the felt
+UNLIKE_BLEND = 0.4  # and of the bottom chip's side over this share of the felt's norm (the base's edge is a blend)
+UNLIKE_COVERED = 0.5  # share of the middle columns so: a chip of another colour under the base
 VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side look-alike): felt under its base
 FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from side to face under a lower rim than a
 FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
@@ -398,6 +401,7 @@ class StackReader:
         # green felt under a red one, measured along the red's direction) that the edges missed
         under = self._under_base(zone, middle, rims) if not stray else 0.0
         stray |= not blob.split and under >= BASE_COVERED
+        stray |= not blob.split and self._unlike_under(zone, middle, rims) >= UNLIKE_COVERED
         if count >= 2 and value in self.sides.side_unsure:  # vouched for chip by chip: and felt under it, seen
             stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
         if not stray:  # its blob holds more than this stack: one standing behind it, seen beside it
@@ -776,6 +780,28 @@ class StackReader:
         px = crop[rows[inside], cols[inside]].astype(np.float32)
         off = np.linalg.norm(px - felt, axis=1) / max(float(np.linalg.norm(felt)), 1.0)
         return float((off > FELT_APART).mean())
+
+    def _unlike_under(self, zone: ZonePicture, cols: np.ndarray, rims: np.ndarray) -> float:
+        """The share of a stack's middle *cols* whose pixel ``UNLIKE_DEPTH`` of a chip under its base's front
+        rim (*rims*: ``geo.rims``) lies over ``UNLIKE_BLEND`` (share of the felt's norm) off every blend of the
+        felt and its bottom chip's side in that column: the base's blurred edge is such a blend, a chip of
+        another colour under the base is not (a black 1000 under red 100s, which the edges measured along
+        the red's colour took for felt: the stack read as the 100s alone)."""
+        crop, origin = zone.crop, zone.origin
+        base = rims[0]
+        rise = float(median(base - rims[1]))
+        under = np.round(base + UNLIKE_DEPTH * rise).astype(int) - origin[1]
+        side = np.round(base - 0.5 * rise).astype(int) - origin[1]  # the bottom chip's side, mid-way up
+        c = cols - origin[0]
+        inside = (c >= 0) & (c < crop.shape[1]) & (side >= 0) & (under < crop.shape[0])
+        if inside.sum() < 3:
+            return 0.0
+        px = crop[under[inside], c[inside]].astype(np.float32)
+        felt = np.asarray(zone.felt, np.float32)
+        d = crop[side[inside], c[inside]].astype(np.float32) - felt
+        share = np.clip(((px - felt) * d).sum(1) / np.maximum((d * d).sum(1), 1.0), 0.0, 1.0)  # of the chip
+        off = np.linalg.norm(px - felt - share[:, None] * d, axis=1) / max(float(np.linalg.norm(felt)), 1.0)
+        return float((off > UNLIKE_BLEND).mean())
 
     def _face_lower(self, zone: ZonePicture, cols: np.ndarray, rims: np.ndarray) -> bool:
         """Whether a stack (its middle *cols* and layers' front *rims*: ``geo.rims``) shows the step from
