@@ -156,8 +156,8 @@ class ChipCounter:
         self.rois.sort(key=lambda r: r.zone.kind != "cards")  # card areas first: chip zones use them
         # chip zones the picture does not hold whole (a stack standing there is not seen, or seen cut): never
         # counted with confidence (``view``); calibrate table warns of them
-        self.cut = {z: px for z, px in out_of_view(calib, EDGE_MM).items()
-                    if z in {r.zone.name for r in self.rois if r.zone.kind != "cards"}}
+        chip_zones = {r.zone.name for r in self.rois if r.zone.kind != "cards"}
+        self.cut = {z: px for z, px in out_of_view(calib, EDGE_MM).items() if z in chip_zones}
         self.light = TableLight(calib, models, self.rois)  # the frame's light against the calibration's
         self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
@@ -666,10 +666,12 @@ def out_of_picture(calib: TableCalibration) -> list[str]:
     """What of its layout a camera's picture does not hold whole (:func:`geometry.out_of_view`, for stacks
     ``EDGE_MM`` inside a zone: those nearer its edge are the dealer's call), in words for the installer."""
     kinds = {zone.name: zone.kind for zone in calib.layout.zones}
-    effect = {"bet": "its chips are never counted with confidence", "pot": "its chips are never counted with "
-              "confidence", "cards": "a card there is not seen whole"}
-    return [f"{'zone ' + what if what in kinds else what} lies {px:.0f} px out of the picture: "
-            + effect.get(kinds.get(what, ""), "the colour card is not used")
+
+    def effect(what: str) -> str:
+        kind = kinds.get(what)
+        return ("its chips are never counted with confidence" if kind in ("bet", "pot")
+                else "a card there is not seen whole" if kind == "cards" else "the colour card is not used")
+    return [f"{'zone ' + what if what in kinds else what} lies {px:.0f} px out of the picture: {effect(what)}"
             for what, px in out_of_view(calib, EDGE_MM).items()]
 
 
