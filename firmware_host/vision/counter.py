@@ -110,6 +110,7 @@ class _Scan:
     widths: np.ndarray
     standing: np.ndarray | None = None
     card_px: np.ndarray | None = None
+    off_cards: list[np.ndarray] = dataclasses.field(default_factory=list)  # blobs cut by card areas: what is off them
     picture: ZonePicture | None = None
     stacks: list[StackSeen] = dataclasses.field(default_factory=list)
     specks: list[tuple[float, float, float, float]] = dataclasses.field(default_factory=list)  # (x, y, area, width)
@@ -415,6 +416,10 @@ class ChipCounter:
         if unread is not None:  # specks together as large as a chip's part: a chip seen only in pieces
             stacks.append(StackSeen(*self.geo.base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2, why="specks"))
         worst = min([1.0] + [s.confidence for s in stacks])
+        beside = self._unexplained(scan) if scan.off_cards and worst >= MIN_CONFIDENCE else None
+        if beside is not None:  # a stack behind one read, merged with it and a card in the picture
+            worst = min(worst, 0.2)
+            stacks.append(StackSeen(*beside, None, 0, 0.2, why="outline"))
         unseen = self._unseen(roi, crop, stacks, cut) if self._empty and worst >= MIN_CONFIDENCE else None
         if unseen is not None:  # a denomination that looks like the felt could lie there, unread
             worst = min(worst, 0.2)
@@ -508,6 +513,7 @@ class ChipCounter:
         part = np.zeros_like(scan.fg)  # the blob without the card areas: the stack's visible part
         part[y:y + bh, x:x + bw] = blob & ~cut[y:y + bh, x:x + bw]
         part = cv2.morphologyEx(part, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+        scan.off_cards.append(part)
         m, sub, sub_stats, _ = components(part)
         if scan.standing is None or scan.card_px is None:  # when a stack is merged with a card: what stands,
             scan.standing = _standing(scan.fg_raw, cut)  # what lies on the card areas
@@ -515,6 +521,29 @@ class ChipCounter:
         beside = scan.card_px.copy()  # the card areas' not-felt pixels and the whole blob: the stack's
         beside[y:y + bh, x:x + bw] |= blob  # top may be there (beyond a band the card area cut)
         return [_Piece(sub, k, sub_stats[k], beside, halved, thinned) for k in range(1, m)]
+
+    def _unexplained(self, scan: _Scan) -> tuple[float, float] | None:
+        """Where (table mm) a blob card areas cut holds, off the card areas, more than the outlines of the
+        stacks read in it by ``BEYOND_FOOTPRINTS`` of a chip's footprint: a stack standing behind one read,
+        merged with it and with the card in the picture (in the same piece as the stack read, or cut off
+        it by the card area, its base hidden); or None. A blob no stack was read in is left as it is."""
+        roi, stacks = scan.roi, [s for s in scan.stacks if s.count > 0]
+        for part in scan.off_cards:
+            left, footprint = part.view(bool), 0.0
+            for s in stacks:
+                left, footprint = self.stacks.beyond(left, (0, 0), (roi.x0, roi.y0), s.x, s.y, s.count)
+            if not stacks or np.count_nonzero(left) == np.count_nonzero(part):
+                continue  # (no stack read in it)
+            n, _, stats, _ = components(cv2.morphologyEx(left.view(np.uint8), cv2.MORPH_OPEN,
+                                                         np.ones((3, 3), np.uint8)))
+            if n < 2:
+                continue
+            k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+            x, y, w, h, area = stats[k]
+            if area > BEYOND_FOOTPRINTS * footprint:
+                at = self.geo.rough_base(roi.x0 + x + w / 2, roi.y0 + y + h - 0.5)
+                return float(at[0]), float(at[1])
+        return None
 
     def _thinned(self, scan: _Scan, piece: _Piece, width: float) -> list[_Piece]:
         """A blob too large for a stack over the zone: an arm (:class:`_Occluded`), unless a thin print (a
