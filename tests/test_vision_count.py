@@ -957,3 +957,20 @@ def test_a_stack_behind_one_read_is_not_lost_where_a_card_area_cuts_their_blob(t
     monkeypatch.setattr(vision.ChipCounter, "_unexplained", lambda *args: None)
     blind = counter.count(frame).zones[zone]
     assert blind.status == "ok" and blind.amount == 3 * stacks[0].value, blind  # the front stack alone
+
+
+def test_a_chip_seen_whole_over_a_stack_it_touches_behind_is_not_its_top(table, monkeypatch):
+    """A 500 lying touching two 500s just behind them on the camera's line of sight, in the pot (near the
+    camera: it shows whole over them): one silhouette six chips high, read as six 500s with confidence
+    (chips touching behind stacks over both cameras' zones: 3 of 3,024 zone-frames). Under the top rim
+    of six there is no face, felt over it (a step of -0.4 to -0.6; -0.13 at worst for the stacks of the
+    evaluation sets): ``FACE_ABSENT``."""
+    stacks = [Stack(16.275, -161.625, 500, 2), Stack(-15.705, -138.782, 500, 1)]
+    for seed in (1, 2):
+        frame = picture(table, stacks, seed=seed)
+        pot = table[3].count(frame).zones["pot"]
+        assert pot.status == "uncertain" and pot.why == ("outline",), pot
+        with monkeypatch.context() as m:
+            m.setattr(stack_module, "FACE_ABSENT", -1e9)
+            blind = table[3].count(frame).zones["pot"]
+        assert blind.status == "ok" and blind.amount == 3000, blind  # six 500s

@@ -58,6 +58,8 @@ UNLIKE_COVERED = 0.5  # share of the middle columns so: a chip of another colour
 VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side look-alike): felt under its base
 FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from side to face under a lower rim than a
 FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
+FACE_ABSENT = -0.3  # a step this far below none under a stack's top rim: no face over it (its silhouette's top is a
+# chip's lying touching it behind, seen whole over it: two 500s and one behind read as six; stacks read, at least -0.13)
 
 # a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
 # from that colour to the chip's top face (card 0, chip 1); see StackReader._card_contrast
@@ -807,10 +809,10 @@ class StackReader:
     def _face_lower(self, zone: ZonePicture, cols: np.ndarray, rims: np.ndarray) -> bool:
         """Whether a stack (its middle *cols* and layers' front *rims*: ``geo.rims``) shows the step from
         side to face (brighter) under a lower rim than its top's: ``FACE_STEP`` or more there, and under
-        ``FACE_STEP_SHARE`` of it under the top rim. Two stacks of one colour, one touching the other just
-        behind it along the line of sight, make one silhouette whose top is the one behind's face, seen
-        over the front one's: read as one stack two chips taller (a held-out take: five 50s and four 50s
-        behind them read as seven).
+        ``FACE_STEP_SHARE`` of it under the top rim; or none under the top rim (``FACE_ABSENT``). Two stacks
+        of one colour, one touching the other just behind it along the line of sight, make one silhouette
+        whose top is the one behind's face, seen over the front one's: read as one stack two chips taller
+        (a held-out take: five 50s and four 50s behind them read as seven).
         Each rim's step: over the middle half of the columns, the median of the mean brightness 1 and 1.5
         rows over it less 1 and 1.5 rows under it."""
         px = sample(zone.crop, zone.origin, cols, rims[1:, None, :] + np.array([-1.5, -1.0, 1.0, 1.5])[None, :, None])
@@ -818,8 +820,8 @@ class StackReader:
             return False
         level = (px / np.maximum(zone.white.astype(np.float32), 1.0)).sum(-1)  # rims x 4 x columns
         steps = median(level[:, :2].mean(1) - level[:, 2:].mean(1), axis=1)
-        lower = float(steps[:-1].max())
-        return lower >= FACE_STEP and float(steps[-1]) <= FACE_STEP_SHARE * lower
+        lower, top = float(steps[:-1].max()), float(steps[-1])
+        return lower >= FACE_STEP and top <= FACE_STEP_SHARE * lower or top <= FACE_ABSENT
 
 
 def count_confidence(est: float, sigma: float) -> float:
