@@ -963,7 +963,7 @@ def test_a_chip_seen_whole_over_a_stack_it_touches_behind_is_not_its_top(table, 
     """A 500 lying touching two 500s just behind them on the camera's line of sight, in the pot (near the
     camera: it shows whole over them): one silhouette six chips high, read as six 500s with confidence
     (chips touching behind stacks over both cameras' zones: 3 of 3,024 zone-frames). Under the top rim
-    of six there is no face, felt over it (a step of -0.4 to -0.6; -0.13 at worst for the stacks of the
+    of six there is no face, felt over it (a step of -0.4 to -0.6; -0.12 at worst for the stacks of the
     evaluation sets): ``FACE_ABSENT``."""
     stacks = [Stack(16.275, -161.625, 500, 2), Stack(-15.705, -138.782, 500, 1)]
     for seed in (1, 2):

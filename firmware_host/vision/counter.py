@@ -528,12 +528,14 @@ class ChipCounter:
         merged with it and with the card in the picture (in the same piece as the stack read, or cut off
         it by the card area, its base hidden); or None. A blob no stack was read in is left as it is."""
         roi, stacks = scan.roi, [s for s in scan.stacks if s.count > 0]
+        if not stacks:
+            return None
         for part in scan.off_cards:
             left, footprint = part.view(bool), 0.0
-            for s in stacks:
+            for s in stacks:  # (a chip's footprint where the stacks stand)
                 left, footprint = self.stacks.beyond(left, (0, 0), (roi.x0, roi.y0), s.x, s.y, s.count)
-            if not stacks or np.count_nonzero(left) == np.count_nonzero(part):
-                continue  # (no stack read in it)
+            if np.count_nonzero(left) == np.count_nonzero(part):
+                continue  # no stack read in it
             n, _, stats, _ = components(cv2.morphologyEx(left.view(np.uint8), cv2.MORPH_OPEN,
                                                          np.ones((3, 3), np.uint8)))
             if n < 2:

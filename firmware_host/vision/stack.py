@@ -60,7 +60,7 @@ VOUCHED_BASE = 0.2  # and for a stack vouched for chip by chip (topped by a side
 FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from side to face under a lower rim than a
 FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
 FACE_ABSENT = -0.3  # a step this far below none under a stack's top rim: no face over it (its silhouette's top is a
-# chip's lying touching it behind, seen whole over it: two 500s and one behind read as six; stacks read, at least -0.13)
+# chip's lying touching it behind, seen whole over it: two 500s and one behind read as six; stacks read, at least -0.12)
 
 # a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
 # from that colour to the chip's top face (card 0, chip 1); see StackReader._card_contrast
@@ -822,7 +822,7 @@ class StackReader:
         level = (px / np.maximum(zone.white.astype(np.float32), 1.0)).sum(-1)  # rims x 4 x columns
         steps = median(level[:, :2].mean(1) - level[:, 2:].mean(1), axis=1)
         lower, top = float(steps[:-1].max()), float(steps[-1])
-        return lower >= FACE_STEP and top <= FACE_STEP_SHARE * lower or top <= FACE_ABSENT
+        return (lower >= FACE_STEP and top <= FACE_STEP_SHARE * lower) or top <= FACE_ABSENT
 
 
 def count_confidence(est: float, sigma: float) -> float:
