@@ -403,8 +403,8 @@ class StackReader:
         # not felt just under the base the edges found: a bottom chip unlike the top's colour (a green one on
         # green felt under a red one, measured along the red's direction) that the edges missed
         under = self._under_base(zone, middle, rims) if not stray else 0.0
-        stray |= not blob.split and under >= BASE_COVERED
-        if not stray and not blob.split:  # or one of another colour under it, dark along the top's colour
+        stray |= under >= BASE_COVERED
+        if not stray:  # or one of another colour under it, dark along the top's colour
             stray = self._unlike_under(zone, middle, rims) >= UNLIKE_COVERED
         if count >= 2 and value in self.sides.side_unsure:  # vouched for chip by chip: and felt under it, seen
             stray |= under >= VOUCHED_BASE  # (a grey 50 under green 200s the edges missed)
