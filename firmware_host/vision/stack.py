@@ -38,8 +38,7 @@ CLEAR_COLUMNS, CLEAR_SHARE = 3, 0.15  # the fewest such clear columns (number, s
 INLAY_SHARE = 0.4  # share of its learnt contrast a top face's centre must show to confirm a count
 INLAY_MIN = 0.15  # a learnt inlay contrast under this confirms no count (the centre does not stand out)
 INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
-BEYOND_FOOTPRINTS = 0.15  # chip footprints of a blob beyond its stack's outline: not one stack (plain: at most 0.09;
-# a chip touching it behind, seen beside its top: 0.14-0.25)
+BEYOND_FOOTPRINTS = 0.25  # chip footprints of a blob beyond its stack's outline: not one stack (plain: at most 0.09)
 BEYOND_OTHER = 0.08  # chip footprints of one patch of another denomination's colour there: a stack behind it showing
 # beside it (a sliver: 0.11-0.15; plain stacks at most 0.02-0.05, 0.08 blurred 2 px)
 CHROMA_FLOOR = 0.08  # a pixel darker than this (share of the white patch) has no chroma to tell a colour by
