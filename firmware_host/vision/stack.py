@@ -767,20 +767,27 @@ class StackReader:
         other = ((d[:, :-1] < OTHER_SPREADS ** 2) & level[:, :-1]).any(1)
         return float(np.sum(other & (d[:, -1] > FOREIGN_SPREADS ** 2)))
 
+    @staticmethod
+    def _base_rows(zone: ZonePicture, cols: np.ndarray, rims: np.ndarray,
+                   *depths: float) -> tuple[list[np.ndarray], np.ndarray]:
+        """The crop's rows *depths* chips under a stack's base's front rim (*rims*: ``geo.rims``) at its
+        middle *cols*, and those columns in the crop."""
+        base = rims[0]
+        rise = float(median(base - rims[1]))
+        rows = [np.round(base + depth * rise).astype(int) - zone.origin[1] for depth in depths]
+        return rows, cols - zone.origin[0]
+
     def _under_base(self, zone: ZonePicture, cols: np.ndarray, rims: np.ndarray) -> float:
         """The share of a stack's middle *cols* (and its layers' front *rims*: ``geo.rims``) unlike the
         zone's felt around it ``UNDER_BASE`` of a chip under its base's front rim: felt there unless a chip
         under it was missed (a chip the felt test takes for lit felt, a green one on green felt, is still
         unlike the felt beside it)."""
-        crop, origin, felt = zone.crop, zone.origin, zone.felt
-        base = rims[0]
-        rise = float(median(base - rims[1]))
-        rows = np.round(base + UNDER_BASE * rise).astype(int) - origin[1]
-        cols = cols - origin[0]
-        inside = (cols >= 0) & (cols < crop.shape[1]) & (rows >= 0) & (rows < crop.shape[0])
+        crop, felt = zone.crop, zone.felt
+        (rows,), c = self._base_rows(zone, cols, rims, UNDER_BASE)
+        inside = (c >= 0) & (c < crop.shape[1]) & (rows >= 0) & (rows < crop.shape[0])
         if inside.sum() < 3:
             return 0.0
-        px = crop[rows[inside], cols[inside]].astype(np.float32)
+        px = crop[rows[inside], c[inside]].astype(np.float32)
         off = np.linalg.norm(px - felt, axis=1) / max(float(np.linalg.norm(felt)), 1.0)
         return float((off > FELT_APART).mean())
 
@@ -790,12 +797,9 @@ class StackReader:
         felt and its bottom chip's side in that column: the base's blurred edge is such a blend, a chip of
         another colour under the base is not (a black 1000 under red 100s, which the edges measured along
         the red's colour took for felt: the stack read as the 100s alone)."""
-        crop, origin = zone.crop, zone.origin
-        base = rims[0]
-        rise = float(median(base - rims[1]))
-        under = np.round(base + UNLIKE_DEPTH * rise).astype(int) - origin[1]
-        side = np.round(base - 0.5 * rise).astype(int) - origin[1]  # the bottom chip's side, mid-way up
-        c = cols - origin[0]
+        crop = zone.crop
+        # under it, and the bottom chip's side mid-way up
+        (under, side), c = self._base_rows(zone, cols, rims, UNLIKE_DEPTH, -0.5)
         inside = (c >= 0) & (c < crop.shape[1]) & (side >= 0) & (under < crop.shape[0])
         if inside.sum() < 3:
             return 0.0
