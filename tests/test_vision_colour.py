@@ -216,3 +216,35 @@ def test_a_felt_coloured_chip_under_a_stack_is_seen_by_what_shows_under_its_base
     assert evaluate(mixed)["wrong_share"] == 0
     monkeypatch.setattr(stack, "BASE_COVERED", 0.3)
     assert evaluate(mixed)["wrong_share"] > 0
+
+
+def test_the_behind_condition_sets_chips_touching_stacks_behind_them_as_the_camera_sees_them(layout_path):
+    """``behind`` (``python -m firmware_host.sim.conditions``): one chip or two touching a stack behind
+    it, within ``BEHIND_OFF`` of the camera's line of sight, in the stack's zone; drawn from the
+    stack's place, so a scene's frames keep them."""
+    import math
+
+    from firmware_host.sim.conditions import BEHIND_OFF, CONDITIONS, _behind
+    from firmware_host.sim.render import random_scene
+    layout = load_layout(layout_path).view("right")
+    camera = mount_camera(layout)
+    eye = camera.position()[:2]
+    rng = np.random.default_rng(5)
+    added = 0
+    for _ in range(12):
+        scene = random_scene(rng, layout, HOUSE_004, camera=camera)
+        after = _behind(scene, CONDITIONS["behind"].behind, layout, camera)
+        assert after.stacks[:len(scene.stacks)] == scene.stacks and _behind(scene, 0.7, layout, camera) == after
+        assert _behind(scene, 0.0, layout, camera) == scene
+        for chip in after.stacks[len(scene.stacks):]:
+            added += 1
+            assert 1 <= chip.count <= 2
+            front = min(scene.stacks, key=lambda s: math.hypot(s.x - chip.x, s.y - chip.y))
+            assert front.count >= 2 and abs(math.hypot(front.x - chip.x, front.y - chip.y) - 39.3) < 0.2
+            sight = math.degrees(math.atan2(front.y - eye[1], front.x - eye[0]))
+            off = math.degrees(math.atan2(chip.y - front.y, chip.x - front.x)) - sight
+            assert abs((off + 180) % 360 - 180) <= BEHIND_OFF + 0.5
+            zone = next(z for z in layout.zones if z.kind in ("bet", "pot") and z.contains(front.x, front.y))
+            assert zone.contains(chip.x, chip.y)
+            assert all(math.hypot(o.x - chip.x, o.y - chip.y) >= 39.2 for o in after.stacks if o is not chip)
+    assert added >= 10

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ class Condition:
     dist: tuple[float, float] = (0.0, 0.0)
     mixed: float = 0.0  # the share of stacks of two chips or more made of two denominations
     touching: float = 0.0  # the share of stacks given a neighbour touching it, side by side as the camera sees it
+    behind: float = 0.0  # the share of stacks (two chips or more) given one or two chips touching them behind
 
 
 CONDITIONS = {
@@ -64,7 +66,9 @@ CONDITIONS = {
     "mixed": Condition(mixed=0.6),
     "touching": Condition(touching=0.6),
     "printed": Condition(calibration={"betting_line": 235.0}, frames={"betting_line": 235.0}),
+    "behind": Condition(behind=0.7),
 }
+BEHIND_OFF = 50.0  # degrees: how far off the camera's line of sight a chip touching a stack behind it lies, at most
 
 
 def _mixed(scene: Scene, share: float) -> Scene:
@@ -108,6 +112,31 @@ def _touching(scene: Scene, share: float, layout: Layout, camera: CameraModel) -
     return dataclasses.replace(scene, stacks=tuple(stacks))
 
 
+def _behind(scene: Scene, share: float, layout: Layout, camera: CameraModel) -> Scene:
+    """*scene* with a *share* of its stacks (two chips or more) given one chip, or a stack of two,
+    touching it behind as the camera sees it (up to ``BEHIND_OFF`` degrees off its line of sight), of
+    any denomination, in the same zone: what a stack can hide in part or whole (docs/vision.md,
+    "A chip wholly hidden behind a stack"); each drawn from its stack's place."""
+    if not share:
+        return scene
+    eye = camera.position()[:2]
+    values = sorted(scene.colours)
+    stacks = list(scene.stacks)
+    for stack in scene.stacks:
+        rng = np.random.default_rng([int(abs(stack.x) * 10), int(abs(stack.y) * 10), stack.count, 11])
+        if stack.count < 2 or rng.random() >= share:
+            continue
+        sight = math.atan2(stack.y - eye[1], stack.x - eye[0]) + math.radians(rng.uniform(-BEHIND_OFF, BEHIND_OFF))
+        reach = layout.chip_diameter + 0.3
+        x, y = stack.x + reach * math.cos(sight), stack.y + reach * math.sin(sight)
+        zone = next((z for z in layout.zones if z.kind in ("bet", "pot") and z.contains(stack.x, stack.y)), None)
+        if zone is None or not zone.contains(x, y) or any(
+                math.hypot(o.x - x, o.y - y) < layout.chip_diameter + 0.2 for o in stacks):
+            continue
+        stacks.append(Stack(round(x, 1), round(y, 1), int(rng.choice(values)), int(rng.integers(1, 3))))
+    return dataclasses.replace(scene, stacks=tuple(stacks))
+
+
 def _scene(scene: Scene, changes: dict[str, Any], light: float = 1.0) -> Scene:
     b, g, r = (level * light for level in scene.light)
     return dataclasses.replace(scene, **changes, light=(b, g, r))
@@ -142,6 +171,7 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
             for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
                 scene = _mixed(_scene(scene, condition.frames, condition.light), condition.mixed)
                 scene = _touching(scene, condition.touching, layout, camera)
+                scene = _behind(scene, condition.behind, layout, camera)
                 file = f"{mount.name}_s{s:02d}_f{k}.jpg"
                 cv2.imwrite(str(root / file), render(scene, layout, camera, seed=100000 * c + 1000 * s + k), jpeg)
                 frame = eval_frame(file, mount.name, f"{mount.name}-s{s:02d}", round(k / 10, 2),
@@ -152,11 +182,19 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
     return root
 
 
-if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME...]
-    import sys
+if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME...] [--scenes N]
+    import argparse
 
     from firmware_host import data
+    parser = argparse.ArgumentParser(prog="python -m firmware_host.sim.conditions")
+    parser.add_argument("out")
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"conditions (all): {', '.join(CONDITIONS)}")
+    parser.add_argument("--scenes", type=int, default=2, help="sequences of 10 frames per camera (2)")
+    args = parser.parse_args()
+    unknown = [n for n in args.names if n not in CONDITIONS]
+    if unknown:
+        parser.error(f"no condition {', '.join(unknown)} (known: {', '.join(CONDITIONS)})")
     with data.path(data.CAMERA_LAYOUT) as shipped:
-        for condition in sys.argv[2:] or list(CONDITIONS):
+        for condition in args.names or list(CONDITIONS):
             print(json.dumps({"condition": condition,
-                              "set": str(write_condition_set(sys.argv[1], shipped, condition, scenes=2))}))
+                              "set": str(write_condition_set(args.out, shipped, condition, scenes=args.scenes))}))
