@@ -4,8 +4,9 @@ counted (``StackSeen``) through the camera's :class:`StackProjection`; millimetr
 
 From 400 mm up a stack hides the felt behind it, about four times its height: for a stack of N chips
 (thickness t, radius r) whose centre is D mm from the camera's foot, the camera Z mm up, a chip touching
-it right behind shows no pixel when (N t - t)(D + r) >= 2 r (Z - N t). docs/vision.md, "A chip wholly
-hidden behind a stack", has the measurements.
+it right behind shows no pixel when (N t - t)(D + r) >= 2 r (Z - N t); one showing a band over its top
+thinner than the outline the counter widens for the blur (``OUTLINE_BLUR_PX``) is seen by no test, and is
+taken as hidden too. docs/vision.md, "A chip wholly hidden behind a stack", has the measurements.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from firmware_host.vision.projection import StackProjection, ZoneRoi
 from firmware_host.vision.results import UNCOUNTED, StackSeen, ZoneCount, ZoneStatus
+from firmware_host.vision.stack import OUTLINE_BLUR_PX
 
 __all__ = ["HIDDEN_SLACK", "behind", "hidden_spot"]
 
@@ -73,10 +75,14 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
         return None
     order = np.argsort(far)
     # right behind a stack, touching it, in the vertical plane through the camera: hidden by that stack alone
-    # when the line over its top passes over the chip's (the chip looks smaller; its top's ends may show
-    # by a pixel, as a chip 4-8 mm aside goes unseen: taken as hidden)
+    # when the line over its top passes over the chip's, or under it by less than OUTLINE_BLUR_PX (a band
+    # that thin over the top lies within the outline the counter widens for the blur: seen by no test, read
+    # as the stack's own top or missed; the chip looks smaller; its top's ends may show by a pixel, as a chip
+    # 4-8 mm aside goes unseen: taken as hidden)
     ahead = at + 2 * geo.r * (at - geo.cam_xy) / far[:, None]
-    for i in order[(over(heights - geo.t, 2 * geo.r) & clear(ahead))[order]]:
+    edge = far + 3 * geo.r  # the chip's far edge, where a pixel spans this many mm of height:
+    band = OUTLINE_BLUR_PX * (edge ** 2 + (geo.cam_z - geo.t) ** 2) / (float(geo.cam.K[0, 0]) * edge)
+    for i in order[(over(heights - geo.t + band, 2 * geo.r) & clear(ahead))[order]]:
         if roi.zone.inside(*ahead[i]) >= 0:
             return float(ahead[i, 0]), float(ahead[i, 1])
     # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs

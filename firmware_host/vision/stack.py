@@ -38,6 +38,7 @@ CLEAR_COLUMNS, CLEAR_SHARE = 3, 0.15  # the fewest such clear columns (number, s
 INLAY_SHARE = 0.4  # share of its learnt contrast a top face's centre must show to confirm a count
 INLAY_MIN = 0.15  # a learnt inlay contrast under this confirms no count (the centre does not stand out)
 INLAY_REACH, INLAY_CONFIDENCE = 0.35, 0.75  # a height this near a count its top face's centre confirms: that count
+OUTLINE_BLUR_PX = 2.0  # px a stack's outline is widened by for the blur before its blob is looked at beyond it
 BEYOND_FOOTPRINTS = 0.25  # chip footprints of a blob beyond its stack's outline: not one stack (plain: at most 0.09)
 BEYOND_OTHER = 0.08  # chip footprints of one patch of another denomination's colour there: a stack behind it showing
 # beside it (a sliver: 0.11-0.15; plain stacks at most 0.02-0.05, 0.08 blurred 2 px)
@@ -709,12 +710,12 @@ class StackReader:
     def beyond(self, blob: np.ndarray, at: tuple[int, int], origin: tuple[int, int], x: float, y: float,
                count: int) -> tuple[np.ndarray, float]:
         """The pixels of a stack's *blob* (its box at *at* in a crop at *origin*) beyond the outline of
-        *count* chips stacked at (x, y) (widened by 2 px for the blur), and a chip's footprint on the felt
-        there (px)."""
+        *count* chips stacked at (x, y) (widened by ``OUTLINE_BLUR_PX`` for the blur), and a chip's footprint on
+        the felt there (px)."""
         ring = self.geo.ring(x, y, 0.0)
         hull = cv2.convexHull(np.vstack([ring, self.geo.ring(x, y, count * self.t)]).astype(np.float32)).reshape(-1, 2)
         out = hull - hull.mean(0)
-        hull = hull + 2.0 * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6) - origin - at
+        hull = hull + OUTLINE_BLUR_PX * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6) - origin - at
         near = np.zeros(blob.shape, np.uint8)
         cv2.fillConvexPoly(near, np.round(hull * 16).astype(np.int32), 1, cv2.LINE_8, 4)
         footprint = float(np.ptp(ring[:, 0]) * np.ptp(ring[:, 1]) * np.pi / 4)
