@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,52 +90,52 @@ def _mixed(scene: Scene, share: float) -> Scene:
     return dataclasses.replace(scene, stacks=tuple(stacks))
 
 
-def _touching(scene: Scene, share: float, layout: Layout, camera: CameraModel) -> Scene:
-    """*scene* with a *share* of its stacks given a neighbour that touches it, beside it as the
-    camera sees it (across its line of sight), in the same zone; each drawn from its stack's place."""
+def _neighbours(scene: Scene, share: float, layout: Layout, camera: CameraModel, salt: int,
+                toward: Callable[[np.ndarray, np.random.Generator], tuple[float, float]],
+                counts: tuple[int, int], least: int = 1) -> Scene:
+    """*scene* with a *share* of its stacks (of *least* chips or more) given a neighbour touching it, in
+    the direction *toward* gives (a unit vector, from the line of sight to the stack), of any denomination
+    and ``counts`` chips (low, high exclusive), in the same zone and clear of every other stack; each drawn
+    from its stack's place (and *salt*), so a scene's frames keep them."""
     if not share:
         return scene
     eye = camera.position()[:2]
     values = sorted(scene.colours)
     stacks = list(scene.stacks)
+    reach = layout.chip_diameter + 0.3
     for stack in scene.stacks:
-        rng = np.random.default_rng([int(abs(stack.x) * 10), int(abs(stack.y) * 10), stack.count, 7])
-        if rng.random() >= share:
+        rng = np.random.default_rng([int(abs(stack.x) * 10), int(abs(stack.y) * 10), stack.count, salt])
+        if rng.random() >= share or stack.count < least:
             continue
-        sight = np.array([stack.x, stack.y]) - eye
-        across = np.array([-sight[1], sight[0]]) / np.linalg.norm(sight) * rng.choice([-1.0, 1.0])
-        x, y = np.array([stack.x, stack.y]) + across * (layout.chip_diameter + 0.3)
-        zone = next((z for z in layout.zones if z.kind in ("bet", "pot") and z.contains(stack.x, stack.y)), None)
-        if zone is None or not zone.contains(x, y) or any(
-                np.hypot(o.x - x, o.y - y) < layout.chip_diameter + 0.2 for o in stacks):
-            continue
-        stacks.append(Stack(round(float(x), 1), round(float(y), 1), int(rng.choice(values)), int(rng.integers(1, 9))))
-    return dataclasses.replace(scene, stacks=tuple(stacks))
-
-
-def _behind(scene: Scene, share: float, layout: Layout, camera: CameraModel) -> Scene:
-    """*scene* with a *share* of its stacks (two chips or more) given one chip, or a stack of two,
-    touching it behind as the camera sees it (up to ``BEHIND_OFF`` degrees off its line of sight), of
-    any denomination, in the same zone: what a stack can hide in part or whole (docs/vision.md,
-    "A chip wholly hidden behind a stack"); each drawn from its stack's place."""
-    if not share:
-        return scene
-    eye = camera.position()[:2]
-    values = sorted(scene.colours)
-    stacks = list(scene.stacks)
-    for stack in scene.stacks:
-        rng = np.random.default_rng([int(abs(stack.x) * 10), int(abs(stack.y) * 10), stack.count, 11])
-        if stack.count < 2 or rng.random() >= share:
-            continue
-        sight = math.atan2(stack.y - eye[1], stack.x - eye[0]) + math.radians(rng.uniform(-BEHIND_OFF, BEHIND_OFF))
-        reach = layout.chip_diameter + 0.3
-        x, y = stack.x + reach * math.cos(sight), stack.y + reach * math.sin(sight)
+        dx, dy = toward(np.array([stack.x, stack.y]) - eye, rng)
+        x, y = stack.x + dx * reach, stack.y + dy * reach
         zone = next((z for z in layout.zones if z.kind in ("bet", "pot") and z.contains(stack.x, stack.y)), None)
         if zone is None or not zone.contains(x, y) or any(
                 math.hypot(o.x - x, o.y - y) < layout.chip_diameter + 0.2 for o in stacks):
             continue
-        stacks.append(Stack(round(x, 1), round(y, 1), int(rng.choice(values)), int(rng.integers(1, 3))))
+        value, count = int(rng.choice(values)), int(rng.integers(*counts))
+        stacks.append(Stack(round(float(x), 1), round(float(y), 1), value, count))
     return dataclasses.replace(scene, stacks=tuple(stacks))
+
+
+def _touching(scene: Scene, share: float, layout: Layout, camera: CameraModel) -> Scene:
+    """*scene* with a *share* of its stacks given a neighbour that touches it, beside it as the
+    camera sees it (across its line of sight), in the same zone."""
+    def across(sight: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+        side = np.array([-sight[1], sight[0]]) / np.linalg.norm(sight) * rng.choice([-1.0, 1.0])
+        return float(side[0]), float(side[1])
+    return _neighbours(scene, share, layout, camera, 7, across, (1, 9))
+
+
+def _behind(scene: Scene, share: float, layout: Layout, camera: CameraModel) -> Scene:
+    """*scene* with a *share* of its stacks (two chips or more) given one chip, or a stack of two,
+    touching it behind as the camera sees it (up to ``BEHIND_OFF`` degrees off its line of sight), in the
+    same zone: what a stack can hide in part or whole (docs/vision.md, "A chip wholly hidden behind a
+    stack")."""
+    def behind(sight: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+        angle = math.atan2(sight[1], sight[0]) + math.radians(rng.uniform(-BEHIND_OFF, BEHIND_OFF))
+        return math.cos(angle), math.sin(angle)
+    return _neighbours(scene, share, layout, camera, 11, behind, (1, 3), least=2)
 
 
 def _scene(scene: Scene, changes: dict[str, Any], light: float = 1.0) -> Scene:
