@@ -1015,3 +1015,21 @@ def test_a_chip_showing_a_band_thinner_than_the_outlines_blur_allowance_over_a_s
         assert blind.status == "ok" and blind.amount == 4000, blind  # the 200 missed
     alone = table[3].count(picture(table, stacks[:1])).zones["bet:4"]
     assert alone.why == ("behind",)  # (the rule is the geometry's: the same without the chip)
+
+
+def test_a_chip_aside_behind_a_stack_within_its_outline_widened_for_the_blur_counts_as_hidden(table, monkeypatch):
+    """The renderer's ``behind`` condition (another draw, seed 405): a red 100 touching eight red 100s behind
+    them, 10 degrees off the right camera's line of sight (7 mm aside), at the back of bet:2. What shows of
+    it lies within the 2 px the counter widens a stack's outline by for the blur (``OUTLINE_BLUR_PX``),
+    red against red: no test sees it, and the zone read 800 for 900 with confidence (6 of 3,472
+    zone-frames). A chip is taken as hidden where its outline lies within the stacks' outlines so widened
+    (``hiding.hidden_spot``), as the right-behind test takes a band that thin."""
+    stacks = [Stack(-808.8, -92.5, 100, 8), Stack(-842.8, -72.8, 100, 1)]
+    for seed in (0, 1):
+        frame = picture(table, stacks, seed=seed)
+        zone = table[3].count(frame).zones["bet:2"]
+        assert zone.status == "uncertain" and zone.why == ("behind",) and zone.amount == 800, zone
+        with monkeypatch.context() as m:
+            m.setattr(hiding, "OUTLINE_BLUR_PX", 0.0)
+            blind = table[3].count(frame).zones["bet:2"]
+        assert blind.status == "ok" and blind.amount == 800, blind  # the 100 behind missed

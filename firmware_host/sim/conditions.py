@@ -183,7 +183,7 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
     return root
 
 
-if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME...] [--scenes N]
+if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME...] [--scenes N] [--seed S]
     import argparse
 
     from firmware_host import data
@@ -191,6 +191,7 @@ if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME..
     parser.add_argument("out")
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"conditions (all): {', '.join(CONDITIONS)}")
     parser.add_argument("--scenes", type=int, default=2, help="sequences of 10 frames per camera (2)")
+    parser.add_argument("--seed", type=int, default=404, help="other scenes, same conditions (404)")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in CONDITIONS]
     if unknown:
@@ -198,4 +199,5 @@ if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME..
     with data.path(data.CAMERA_LAYOUT) as shipped:
         for condition in args.names or list(CONDITIONS):
             print(json.dumps({"condition": condition,
-                              "set": str(write_condition_set(args.out, shipped, condition, scenes=args.scenes))}))
+                              "set": str(write_condition_set(args.out, shipped, condition, scenes=args.scenes,
+                                                                 seed=args.seed))}))

@@ -86,9 +86,8 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
         if roi.zone.inside(*ahead[i]) >= 0:
             return float(ahead[i, 0]), float(ahead[i, 1])
     # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs
-    outlines = [cv2.convexHull(np.round(np.vstack([geo.ring(s.x, s.y, 0.0), geo.ring(s.x, s.y, h)])
-                                        - (roi.x0, roi.y0)).astype(np.int32))
-                for s, h in zip(counted, heights)]
+    outlines = [np.round(geo.outline(s.x, s.y, s.count, OUTLINE_BLUR_PX) - (roi.x0, roi.y0)).astype(np.int32)
+                .reshape(-1, 1, 2) for s in counted]  # (widened for the blur as the counter's outline test: a chip within seen by none)
     for i in order[can[order]]:
         front = [outlines[j] for j in np.flatnonzero(far <= far[i])]
         x0, y0 = np.maximum(np.min([o.min((0, 1)) for o in front], 0), 0)

@@ -74,6 +74,15 @@ class StackProjection:
         at: np.ndarray = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
         return at
 
+    def outline(self, x: float, y: float, count: int, widen: float = 0.0) -> np.ndarray:
+        """The outline of a stack of *count* chips at (x, y) in the picture (the convex hull of its base and
+        top circles, M x 2), each vertex moved *widen* px away from the hull's centre (for the blur)."""
+        hull = cv2.convexHull(np.vstack([self.ring(x, y, 0.0), self.ring(x, y, count * self.t)])
+                              .astype(np.float32)).reshape(-1, 2)
+        out = hull - hull.mean(0)
+        widened: np.ndarray = hull + widen * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
+        return widened
+
     def outlines(self, at: np.ndarray, shape: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Image columns and rows (points x circles) of a chip's circle (*shape*: ``ring_shape`` or
         ``dense_shape``) centred at each of the homogeneous image points *at* (3 x circles), through the lens."""
