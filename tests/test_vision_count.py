@@ -996,40 +996,28 @@ def test_a_chip_under_a_stacks_base_is_looked_for_when_a_card_lies_behind_it(tab
         assert blind.status == "ok" and blind.amount == 1100, blind  # the 200 missed
 
 
-def test_a_chip_showing_a_band_thinner_than_the_outlines_blur_allowance_over_a_stack_counts_as_hidden(table,
-                                                                                                      monkeypatch):
-    """The renderer's ``behind`` condition (a chip touching a stack behind it), right camera: a green 200
+@pytest.mark.parametrize("zone, stacks, amount", [
+    ("bet:4", [Stack(-209.7, 358.2, 1000, 4), Stack(-236.8, 386.7, 200, 1)], 4000),
+    ("bet:2", [Stack(-808.8, -92.5, 100, 8), Stack(-842.8, -72.8, 100, 1)], 800),
+], ids=["band-over-the-top", "aside"])
+def test_a_chip_showing_less_than_the_outlines_blur_allowance_behind_a_stack_counts_as_hidden(
+        table, monkeypatch, zone, stacks, amount):
+    """The renderer's ``behind`` condition (a chip touching a stack behind it), right camera. A green 200
     right behind four 1000s at the back of bet:4 shows a band of about 1 px over their top, green on green
-    felt, within the 2 px the counter widens a stack's outline by for the blur (``OUTLINE_BLUR_PX``): no
-    test sees it, and the zone read 4000 for 4200 with confidence (13 of 1,761 zone-frames of that condition
-    wrong so; 26 of 2,626 with the chip within 10 degrees of the line of sight, 2 since). Such a band is taken
-    as hidden (``hiding.hidden_spot``): the zone is uncertain (``behind``), its amount read kept."""
-    stacks = [Stack(-209.7, 358.2, 1000, 4), Stack(-236.8, 386.7, 200, 1)]
+    felt (the zone read 4000 for 4200 with confidence: 13 of 1,761 zone-frames of that condition; 26 of 2,626
+    with the chip within 10 degrees of the line of sight, 1 since). A red 100 touching eight red 100s behind
+    them, 10 degrees off the line of sight (7 mm aside), at the back of bet:2, shows as much beside them, red
+    against red (800 for 900: 6 of 3,472 zone-frames of another draw, seed 405). Both lie within the 2 px the
+    counter widens a stack's outline by for the blur (``OUTLINE_BLUR_PX``): no test sees them. Such a chip is
+    taken as hidden (``hiding.hidden_spot``): the zone is uncertain (``behind``), its amount read kept; and
+    without the chip too (the rule is the geometry's)."""
     for seed in (0, 1):
         frame = picture(table, stacks, seed=seed)
-        zone = table[3].count(frame).zones["bet:4"]
-        assert zone.status == "uncertain" and zone.why == ("behind",) and zone.amount == 4000, zone
+        seen = table[3].count(frame).zones[zone]
+        assert seen.status == "uncertain" and seen.why == ("behind",) and seen.amount == amount, seen
         with monkeypatch.context() as m:
             m.setattr(hiding, "OUTLINE_BLUR_PX", 0.0)
-            blind = table[3].count(frame).zones["bet:4"]
-        assert blind.status == "ok" and blind.amount == 4000, blind  # the 200 missed
-    alone = table[3].count(picture(table, stacks[:1])).zones["bet:4"]
-    assert alone.why == ("behind",)  # (the rule is the geometry's: the same without the chip)
-
-
-def test_a_chip_aside_behind_a_stack_within_its_outline_widened_for_the_blur_counts_as_hidden(table, monkeypatch):
-    """The renderer's ``behind`` condition (another draw, seed 405): a red 100 touching eight red 100s behind
-    them, 10 degrees off the right camera's line of sight (7 mm aside), at the back of bet:2. What shows of
-    it lies within the 2 px the counter widens a stack's outline by for the blur (``OUTLINE_BLUR_PX``),
-    red against red: no test sees it, and the zone read 800 for 900 with confidence (6 of 3,472
-    zone-frames). A chip is taken as hidden where its outline lies within the stacks' outlines so widened
-    (``hiding.hidden_spot``), as the right-behind test takes a band that thin."""
-    stacks = [Stack(-808.8, -92.5, 100, 8), Stack(-842.8, -72.8, 100, 1)]
-    for seed in (0, 1):
-        frame = picture(table, stacks, seed=seed)
-        zone = table[3].count(frame).zones["bet:2"]
-        assert zone.status == "uncertain" and zone.why == ("behind",) and zone.amount == 800, zone
-        with monkeypatch.context() as m:
-            m.setattr(hiding, "OUTLINE_BLUR_PX", 0.0)
-            blind = table[3].count(frame).zones["bet:2"]
-        assert blind.status == "ok" and blind.amount == 800, blind  # the 100 behind missed
+            blind = table[3].count(frame).zones[zone]
+        assert blind.status == "ok" and blind.amount == amount, blind  # the chip behind missed
+    alone = table[3].count(picture(table, stacks[:1])).zones[zone]
+    assert alone.why == ("behind",)

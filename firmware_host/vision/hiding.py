@@ -85,9 +85,10 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
     for i in order[(over(heights - geo.t + band, 2 * geo.r) & clear(ahead))[order]]:
         if roi.zone.inside(*ahead[i]) >= 0:
             return float(ahead[i, 0]), float(ahead[i, 1])
-    # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs
+    # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs, each widened for
+    # the blur as the counter's outline test widens it (what shows of a chip within them, no test sees)
     outlines = [np.round(geo.outline(s.x, s.y, s.count, OUTLINE_BLUR_PX) - (roi.x0, roi.y0)).astype(np.int32)
-                .reshape(-1, 1, 2) for s in counted]  # (widened for the blur as the counter's outline test: a chip within seen by none)
+                .reshape(-1, 1, 2) for s in counted]
     for i in order[can[order]]:
         front = [outlines[j] for j in np.flatnonzero(far <= far[i])]
         x0, y0 = np.maximum(np.min([o.min((0, 1)) for o in front], 0), 0)
