@@ -74,10 +74,12 @@ class StackProjection:
         at: np.ndarray = (P[:, 0] * x + P[:, 1] * y)[:, None] + P[:, 2][:, None] * heights[None, :] + P[:, 3][:, None]
         return at
 
-    def outline(self, x: float, y: float, count: int, widen: float = 0.0) -> np.ndarray:
+    def outline(self, x: float, y: float, count: int, widen: float = 0.0, base: np.ndarray | None = None) -> np.ndarray:
         """The outline of a stack of *count* chips at (x, y) in the picture (the convex hull of its base and
-        top circles, M x 2), each vertex moved *widen* px away from the hull's centre (for the blur)."""
-        hull = cv2.convexHull(np.vstack([self.ring(x, y, 0.0), self.ring(x, y, count * self.t)])
+        top circles, M x 2), each vertex moved *widen* px away from the hull's centre (for the blur); *base*:
+        its base circle (``ring`` at 0) when already projected."""
+        base = self.ring(x, y, 0.0) if base is None else base
+        hull = cv2.convexHull(np.vstack([base, self.ring(x, y, count * self.t)])
                               .astype(np.float32)).reshape(-1, 2)
         out = hull - hull.mean(0)
         widened: np.ndarray = hull + widen * out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)

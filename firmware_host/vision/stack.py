@@ -713,7 +713,7 @@ class StackReader:
         *count* chips stacked at (x, y) (widened by ``OUTLINE_BLUR_PX`` for the blur), and a chip's footprint on
         the felt there (px)."""
         ring = self.geo.ring(x, y, 0.0)
-        hull = self.geo.outline(x, y, count, OUTLINE_BLUR_PX) - origin - at
+        hull = self.geo.outline(x, y, count, OUTLINE_BLUR_PX, ring) - origin - at
         near = np.zeros(blob.shape, np.uint8)
         cv2.fillConvexPoly(near, np.round(hull * 16).astype(np.int32), 1, cv2.LINE_8, 4)
         footprint = float(np.ptp(ring[:, 0]) * np.ptp(ring[:, 1]) * np.pi / 4)
