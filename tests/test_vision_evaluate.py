@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from firmware_host.vision import hiding
@@ -145,6 +146,59 @@ def test_the_physical_renderer_draws_at_its_mounts_picture_size(tmp_path):
         camera = mount_camera(layout, "right")
         assert physical.picture_size(camera) == size
         assert physical.arm_mask([], camera).shape == (size[1], size[0])
+
+
+def test_the_physical_renderers_behind_variant_sets_chips_touching_stacks_behind_them():
+    """``sim.physical``'s ``behind`` variant (session ``cool-behind``): one chip or two touching a stack of
+    two chips or more behind it, within ``BEHIND_OFF`` of the camera's line of sight, in its zone, clear of
+    every other stack, the same in every frame (Mitsuba is not needed to check it)."""
+    import math
+
+    from calibration.geometry import load_layout
+    from calibration.mount import mount_camera
+    from firmware_host.sim import physical, render
+    from firmware_host.sim.conditions import BEHIND_OFF
+    layout = load_layout("hardware/camera/table8.toml").view("left")
+    eye = mount_camera(layout).position()[:2]
+    rng = np.random.default_rng(8)
+    scenes = render.sequence(rng, layout, render.HOUSE_004, 10)
+    built = physical.build_stacks(scenes, layout, ("behind",), rng, eye=eye)
+    added = set()
+    for scene, stacks in zip(scenes, built):
+        for chips in (t for t in stacks if t.kind == "behind" and len(t.chips) <= 2 and not any(
+                (s.x, s.y) == (t.x, t.y) for s in scene.stacks)):
+            added.add((chips.x, chips.y))
+            front = min((t for t in stacks if t is not chips), key=lambda t: math.hypot(t.x - chips.x, t.y - chips.y))
+            assert front.kind == "behind" and len(front.chips) >= 2
+            assert abs(math.hypot(front.x - chips.x, front.y - chips.y) - (layout.chip_diameter + 0.3)) < 0.2
+            sight = math.atan2(front.y - eye[1], front.x - eye[0])
+            off = math.degrees(math.atan2(chips.y - front.y, chips.x - front.x) - sight)
+            assert abs((off + 180) % 360 - 180) <= BEHIND_OFF + 0.5
+            zone = next(z for z in layout.zones if z.contains(front.x, front.y))
+            assert zone.contains(chips.x, chips.y)
+            assert all(math.hypot(t.x - chips.x, t.y - chips.y) >= layout.chip_diameter
+                       for t in stacks if t is not chips)
+    assert len(added) >= 2
+
+
+def test_another_makers_shades_keep_each_colour_its_name():
+    """``sim.physical --shades N``: each chip colour another maker's shade of it (hue within 12 degrees,
+    saturation and value within 0.75-1.25 of the named colour's), a grey still a grey; drawn from N."""
+    import cv2
+
+    from firmware_host.sim import physical, render
+    named = [render.CHIP_COLOURS[c][::-1] for c in render.HOUSE_004.values()]
+    drawn = {n: [physical.shade(c, np.random.default_rng(n)) for c in named] for n in (1, 2, 3)}
+    assert drawn[1] == [physical.shade(c, np.random.default_rng(1)) for c in named] != drawn[2]
+    for shades in drawn.values():
+        for before, after in zip(named, shades):
+            h0, s0, v0 = cv2.cvtColor(np.array([[before]], np.uint8), cv2.COLOR_RGB2HSV_FULL)[0, 0].astype(float)
+            h1, s1, v1 = cv2.cvtColor(np.array([[after]], np.uint8), cv2.COLOR_RGB2HSV_FULL)[0, 0].astype(float)
+            assert 0.7 * v0 - 1 <= v1 <= 1.3 * v0 + 1 and s1 <= 1.3 * s0 + 3
+            if s0 > 40:
+                assert abs((h1 - h0 + 128) % 256 - 128) * 360 / 256 <= 14 and s1 >= 0.7 * s0 - 3
+            else:
+                assert len(set(after)) == 1  # a grey stays a grey
 
 
 @pytest.mark.parametrize("session", sorted(p.name for p in PHYSICAL.iterdir() if (p / "labels.json").exists()))

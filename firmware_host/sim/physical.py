@@ -42,6 +42,7 @@ import numpy as np
 from calibration.geometry import CameraModel, Layout, load_layout
 from calibration.mount import mount_camera
 from firmware_host.sim import render
+from firmware_host.sim.conditions import BEHIND_OFF
 
 __all__ = ["LIGHTS", "SESSIONS", "Chip", "Session", "Sensor", "TallStack", "blackbody_rgb", "check_camera",
            "main", "sensor_dict", "srgb_to_linear", "write_session"]
@@ -56,7 +57,7 @@ ACCENTS = {"grey": (30, 30, 30), "red": (40, 70, 190), "green": (235, 220, 60), 
 SPOT = (232, 232, 228)  # the inserts' white (sRGB)
 SKIN = ((200, 150, 120), (170, 120, 90), (125, 85, 60), (215, 175, 150))
 SLEEVE = ((40, 40, 40), (40, 90, 160), (200, 200, 200), (120, 40, 60))
-TAGS = ("touching", "leaning", "mixed")
+TAGS = ("touching", "leaning", "mixed", "behind")
 
 
 def srgb_to_linear(srgb: Iterable[float]) -> np.ndarray:
@@ -127,11 +128,12 @@ class Session:
     distortion: tuple[float, float] = (0.0, 0.0)
     variants: tuple[str, ...] = ()
     seed: int = 1
+    shades: int = 0  # another maker's chips: each colour's shade drawn with this seed (0: the named colours)
 
     @property
     def tags(self) -> list[str]:
         """The conditions every frame of the session has."""
-        tags = [self.light, self.felt, "inlay" if self.inlay else "no-inlay"]
+        tags = [self.light, self.felt, "inlay" if self.inlay else "no-inlay"] + (["shades"] if self.shades else [])
         tags += ["distortion"] if self.distortion != (0.0, 0.0) else []
         return tags + (["bands"] if "bands" in LIGHTS[self.light] else [])
 
@@ -144,6 +146,7 @@ SESSIONS = {
     "flicker-lens": Session("flicker", "felt-green", False, (-0.1, 0.0), variants=("mixed", "leaning"), seed=14),
     "cool-burgundy": Session("cool-bright", "felt-burgundy", True, variants=("touching", "leaning"), seed=15),
     "cool-touching": Session("cool-bright", "felt-green", True, variants=("touching",), seed=17),
+    "cool-behind": Session("cool-bright", "felt-green", True, variants=("behind",), seed=18),
 }
 
 # Each light: its emitters' colour temperature and the level on the felt (the white patch's radiance, about 1
@@ -234,10 +237,27 @@ def _touching(stack: render.Stack, zone: Any, rng: np.random.Generator, values: 
     return None
 
 
+def _behind(stack: render.Stack, zone: Any, rng: np.random.Generator, values: Sequence[int],
+            others: Sequence[tuple[float, float]], r: float, eye: Sequence[float]) -> TallStack | None:
+    """One chip, or a stack of two, touching *stack* (0.3 mm apart) behind it as the camera at *eye* (table
+    mm) sees it, up to ``BEHIND_OFF`` degrees off its line of sight, inside its zone; or None if there is no
+    room (the renderer's ``behind`` condition, in 3D: docs/vision.md, "A chip wholly hidden behind a stack")."""
+    sight = math.atan2(stack.y - eye[1], stack.x - eye[0])
+    for _ in range(24):
+        a = sight + math.radians(float(rng.uniform(-BEHIND_OFF, BEHIND_OFF)))
+        x, y = stack.x + (2 * r + 0.3) * math.cos(a), stack.y + (2 * r + 0.3) * math.sin(a)
+        if zone.inside(x, y) < r + 4 or any(math.hypot(x - ox, y - oy) < 2 * r + 4 for ox, oy in others):
+            continue
+        chips = render.Stack(round(x, 1), round(y, 1), int(rng.choice(values)), int(rng.integers(1, 3)))
+        return _plain(chips, rng, "behind")
+    return None
+
+
 def build_stacks(scenes: Sequence[render.Scene], layout: Layout, variants: Sequence[str], rng: np.random.Generator,
-                 share: float = 0.5) -> list[list[TallStack]]:
+                 share: float = 0.5, eye: Sequence[float] = (0.0, 0.0)) -> list[list[TallStack]]:
     """Each frame's stacks as built in 3D: every stack of the sequence the same way in every frame it is in,
-    about *share* of them made one of *variants* (a touching stack adds a neighbour)."""
+    about *share* of them made one of *variants* (a touching stack adds a neighbour; a stack of two chips
+    or more ``behind`` gets chips touching it behind as the camera at *eye*, table mm, sees it)."""
     values = sorted(render.HOUSE_004)
     r = layout.chip_diameter / 2
     built: dict[render.Stack, list[TallStack]] = {}
@@ -253,6 +273,11 @@ def build_stacks(scenes: Sequence[render.Scene], layout: Layout, variants: Seque
             others = [(s.x, s.y) for s in everything if s != stack] + [(t.x, t.y) for b in built.values() for t in b]
             pair = _touching(stack, zone, rng, values, others, r)
             built[stack] = [_plain(stack, rng, "touching" if pair else "plain")] + ([pair] if pair else [])
+        elif kind == "behind" and stack.count >= 2:
+            zone = next(z for z in layout.zones if z.contains(stack.x, stack.y))
+            others = [(s.x, s.y) for s in everything if s != stack] + [(t.x, t.y) for b in built.values() for t in b]
+            pair = _behind(stack, zone, rng, values, others, r, eye)
+            built[stack] = [_plain(stack, rng, "behind" if pair else "plain")] + ([pair] if pair else [])
         else:
             built[stack] = [_plain(stack, rng)]
     return [[t for s in scene.stacks for t in built[s]] for scene in scenes]
@@ -433,11 +458,24 @@ def card_texture(face_up: bool, rng: np.random.Generator) -> np.ndarray:
     return srgb_to_linear(card.reshape(-1, 3).T).T.reshape(card.shape).astype(np.float32)
 
 
-def chip_textures(colour: str, inlay: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def shade(srgb: Sequence[int], rng: np.random.Generator) -> tuple[int, int, int]:
+    """Another maker's shade of a colour (sRGB): its hue turned up to 12 degrees, its saturation and its
+    value each scaled by 0.75-1.25 (a grey stays grey, a black black)."""
+    hsv = cv2.cvtColor(np.array([[srgb]], np.uint8), cv2.COLOR_RGB2HSV_FULL)[0, 0].astype(np.float64)
+    hsv += (rng.uniform(-12, 12) * 256 / 360, 0, 0)
+    hsv[0] %= 256
+    hsv[1:] *= rng.uniform(0.75, 1.25, 2)
+    out = cv2.cvtColor(np.clip(np.round(hsv), 0, 255).astype(np.uint8)[None, None], cv2.COLOR_HSV2RGB_FULL)[0, 0]
+    return int(out[0]), int(out[1]), int(out[2])
+
+
+def chip_textures(colour: str, inlay: float, rng: np.random.Generator,
+                  face_srgb: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A chip's top face (square, the face's disc inscribed; row 0 towards +y) and its edge (around the
-    chip left to right, row 0 at the top): the face colour, six inserts of white and accent stripes at the
-    rim and on the edge, and on the top a printed inlay *inlay* brighter than the face (0: none)."""
-    face = srgb_to_linear(render.CHIP_COLOURS[colour][::-1]).astype(np.float32)
+    chip left to right, row 0 at the top): the face colour (*face_srgb*, default the colour's named one), six
+    inserts of white and accent stripes at the rim and on the edge, and on the top a printed inlay *inlay*
+    brighter than the face (0: none)."""
+    face = srgb_to_linear(face_srgb or render.CHIP_COLOURS[colour][::-1]).astype(np.float32)
     white, accent = srgb_to_linear(SPOT).astype(np.float32), srgb_to_linear(ACCENTS[colour]).astype(np.float32)
     s, r = 512, 256
     top = np.tile(face, (s, s, 1))
@@ -640,9 +678,11 @@ class Props:
         self.edge_mesh, self.top_mesh = chip_meshes(folder, layout.chip_diameter / 2, layout.chip_thickness)
         self.markers = {m.id: _bitmap(mi, marker_texture(layout, m.id), nearest=True) for m in layout.markers}
         self.chips = {}
+        shades = np.random.default_rng(session.shades)
         for value, colour in render.HOUSE_004.items():
             inlay = float(rng.uniform(0.04, 0.10)) if session.inlay else 0.0
-            top, edge = chip_textures(colour, inlay, rng)
+            named = render.CHIP_COLOURS[colour][::-1]
+            top, edge = chip_textures(colour, inlay, rng, shade(named, shades) if session.shades else None)
             self.chips[value] = {"type": "shapegroup",
                                  "edge": {"type": "obj", "filename": str(self.edge_mesh), "bsdf": _chip_bsdf(mi, edge)},
                                  "top": {"type": "obj", "filename": str(self.top_mesh), "bsdf": _chip_bsdf(mi, top)}}
@@ -927,7 +967,7 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
     layout = props.layout
     rng = np.random.default_rng(seed)
     scenes = render.sequence(rng, layout, render.HOUSE_004, frames)
-    built = build_stacks(scenes, layout, props.session.variants, rng)
+    built = build_stacks(scenes, layout, props.session.variants, rng, eye=tuple(camera.position()[:2]))
     sensor, labels = Sensor(), []
     for k, (scene, stacks) in enumerate(zip(scenes, built)):
         file = f"frames/{name}-s{index:02d}-f{k:02d}.jpg"
@@ -945,17 +985,20 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
 
 
 def write_session(out: str | Path, name: str, layout_path: str | Path, frames: int = 10, spp: int = 16,
-                  sequences: int = 1, cameras: Sequence[str] | None = None, seed: int | None = None) -> Path:
+                  sequences: int = 1, cameras: Sequence[str] | None = None, seed: int | None = None,
+                  shades: int = 0) -> Path:
     """The set of session *name* in *out*/*name*: per camera its calibration pictures and *sequences*
     sequences of *frames* frames, ``labels.json`` (``docs/vision.md``) and the layout it was made for.
-    *seed*: other scenes, chips and noise under the same conditions (default: the session's own)."""
-    session = SESSIONS[name] if seed is None else dataclasses.replace(SESSIONS[name], seed=seed)
+    *seed*: other scenes, chips and noise under the same conditions (default: the session's own); *shades*:
+    another maker's chip colours, drawn with this seed (:func:`shade`; 0: the named colours)."""
+    session = dataclasses.replace(SESSIONS[name], seed=SESSIONS[name].seed if seed is None else seed, shades=shades)
     root = Path(out) / name
     root.mkdir(parents=True, exist_ok=True)
     full = load_layout(layout_path)
     shutil.copyfile(layout_path, root / "layout.toml")
     labels: dict[str, Any] = {"format": "pokertable-vision-eval/1", "layout": "layout.toml", "profile": "004",
-                              "session": name, "seed": session.seed, "tags": session.tags, "spp": spp,
+                              "session": name, "seed": session.seed, "shades": session.shades,
+                              "tags": session.tags, "spp": spp,
                               "camera_check": {}, "calibration": {},
                               "frames": []}
     with tempfile.TemporaryDirectory(prefix="physical-") as tmp:
@@ -1018,6 +1061,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--camera", action="append", help="only this camera (repeat)")
     parser.add_argument("--layout", default=None, help="camera layout TOML (default: the shipped table8.toml)")
     parser.add_argument("--seed", type=int, default=None, help="other scenes, same conditions (a held-out set)")
+    parser.add_argument("--shades", type=int, default=0, help="another maker's chip colours, drawn with this seed")
     args = parser.parse_args(argv)
     unknown = [s for s in args.sessions if s not in SESSIONS]
     if unknown or args.frames < 10:
@@ -1030,7 +1074,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.sessions or list(SESSIONS):
             started = time.perf_counter()
             root = write_session(args.out, name, layout_path, args.frames, args.spp, args.sequences, args.camera,
-                                 args.seed)
+                                 args.seed, args.shades)
             print(json.dumps({"session": name, "set": str(root), "minutes": round((time.perf_counter() - started) / 60,
                                                                                    1)}), flush=True)
     return 0
