@@ -49,7 +49,8 @@ __all__ = ["LIGHTS", "SESSIONS", "Chip", "Session", "Sensor", "TallStack", "blac
 
 VARIANT = "scalar_rgb"  # llvm_ad_rgb needs a newer LLVM than the system's 15
 JPEG_QUALITY = 85
-FELTS = {"felt-green": (22, 100, 48), "felt-blue": (30, 62, 125), "felt-burgundy": (110, 24, 40)}  # printed sRGB
+FELTS = {"felt-green": (22, 100, 48), "felt-blue": (30, 62, 125), "felt-burgundy": (110, 24, 40),
+         "felt-grey": (78, 80, 84), "felt-beige": (196, 178, 140)}  # printed sRGB
 INK = (205, 185, 120)  # the felt's printed lines and logo (sRGB)
 ACCENTS = {"grey": (30, 30, 30), "red": (40, 70, 190), "green": (235, 220, 60), "blue": (200, 40, 40),
            "black": (60, 170, 80), "pink": (120, 40, 140), "white": (40, 70, 190), "yellow": (40, 70, 190),
@@ -986,12 +987,14 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
 
 def write_session(out: str | Path, name: str, layout_path: str | Path, frames: int = 10, spp: int = 16,
                   sequences: int = 1, cameras: Sequence[str] | None = None, seed: int | None = None,
-                  shades: int = 0) -> Path:
+                  shades: int = 0, felt: str | None = None) -> Path:
     """The set of session *name* in *out*/*name*: per camera its calibration pictures and *sequences*
     sequences of *frames* frames, ``labels.json`` (``docs/vision.md``) and the layout it was made for.
     *seed*: other scenes, chips and noise under the same conditions (default: the session's own); *shades*:
-    another maker's chip colours, drawn with this seed (:func:`shade`; 0: the named colours)."""
-    session = dataclasses.replace(SESSIONS[name], seed=SESSIONS[name].seed if seed is None else seed, shades=shades)
+    another maker's chip colours, drawn with this seed (:func:`shade`; 0: the named colours); *felt*: another
+    of ``FELTS`` than the session's."""
+    session = dataclasses.replace(SESSIONS[name], seed=SESSIONS[name].seed if seed is None else seed, shades=shades,
+                                  felt=felt or SESSIONS[name].felt)
     root = Path(out) / name
     root.mkdir(parents=True, exist_ok=True)
     full = load_layout(layout_path)
@@ -1062,6 +1065,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--layout", default=None, help="camera layout TOML (default: the shipped table8.toml)")
     parser.add_argument("--seed", type=int, default=None, help="other scenes, same conditions (a held-out set)")
     parser.add_argument("--shades", type=int, default=0, help="another maker's chip colours, drawn with this seed")
+    parser.add_argument("--felt", choices=sorted(FELTS), help="another felt than the session's")
     args = parser.parse_args(argv)
     unknown = [s for s in args.sessions if s not in SESSIONS]
     if unknown or args.frames < 10:
@@ -1074,7 +1078,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.sessions or list(SESSIONS):
             started = time.perf_counter()
             root = write_session(args.out, name, layout_path, args.frames, args.spp, args.sequences, args.camera,
-                                 args.seed, args.shades)
+                                 args.seed, args.shades, args.felt)
             print(json.dumps({"session": name, "set": str(root), "minutes": round((time.perf_counter() - started) / 60,
                                                                                    1)}), flush=True)
     return 0
