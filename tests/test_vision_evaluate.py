@@ -278,6 +278,35 @@ def test_no_confident_wrong_count_on_another_take_of_a_session(take):
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
 
 
+OTHER = Path(__file__).parent / "data" / "vision-other"
+
+
+@pytest.mark.parametrize("take", sorted(p.name for p in OTHER.iterdir() if (p / "labels.json").exists()))
+def test_no_confident_wrong_count_on_other_felts_and_chips(take):
+    """Sessions on a felt or with chips the counter was not written for (``sim.physical --felt``,
+    ``--shades``; docs/vision-eval.md, "Other felts and chips"): no zone read wrong and confident."""
+    done = tablectl("vision", "evaluate", str(OTHER / take))
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
+
+
+def test_on_a_charcoal_felt_only_the_black_chips_look_like_the_felt(monkeypatch):
+    """A felt of nearly the white patch's colour (charcoal: ``NEUTRAL_FELT``) cannot tell white glare from
+    more light: the felt test splits a pixel into the felt's level and what lies across its colour, and
+    bounds the level (``NEUTRAL_BRIGHT``). Split as felt plus glare, the two nearly one direction, a pixel's
+    noise was multiplied forty times: the right camera's red 100s and blue 500s looked like the felt (6-7 of
+    10 found) and its grey 50s too. Now only the black 1000s do, whose level is the felt's shadow's."""
+    from firmware_host.vision import light
+    from firmware_host.vision.evaluation import calibrate_cameras
+    taken = load_set(OTHER / "cool-touching-907-felt-grey")
+    hidden = {name: {v for v, _, _ in c.counter.models.hidden} for name, c in calibrate_cameras(taken).items()}
+    assert hidden == {"left": {1000}, "right": {1000}}
+    monkeypatch.setattr(light, "NEUTRAL_FELT", 0.0)
+    before = calibrate_cameras(taken)["right"].counter.models.hidden
+    assert {100, 500} <= {v for v, _, _ in before}
+
+
 def test_a_barrel_lens_seen_through_four_markers_is_fitted():
     """The flicker-lens-114 retake's right camera sees 4 of its markers through a barrel lens (k1 -0.1):
     as a pinhole they fit to 2.23 px and the camera was refused (5 markers were needed for a lens); k1

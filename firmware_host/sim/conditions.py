@@ -62,6 +62,7 @@ CONDITIONS = {
     "blur": Condition(frames={"blur": 2.0}),
     "felt-blue": Condition(calibration={"felt": (120, 70, 25)}, frames={"felt": (120, 70, 25)}),
     "felt-beige": Condition(calibration={"felt": (150, 185, 205)}, frames={"felt": (150, 185, 205)}),
+    "felt-grey": Condition(calibration={"felt": (84, 80, 78)}, frames={"felt": (84, 80, 78)}),
     "distortion": Condition(dist=(-0.12, 0.03)),
     "harsh-light": Condition(frames={"illuminant": HARSH}),
     "mixed": Condition(mixed=0.6),

@@ -22,6 +22,10 @@ __all__ = ["LIGHT_APART", "SATURATED", "TableLight", "colour_card"]
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
 FELT_SHADE = 0.4  # the darkest the felt may be (share of its calibrated level): a shadow deeper than this is not felt
+FELT_BRIGHT = 1.6  # the brightest the felt may be (share of its calibrated level)
+NEUTRAL_FELT = 0.08  # a felt whose colour is this near the white patch's (sine of the angle between them) is neutral:
+# glare is not told from more light on it (a charcoal felt: 0.03; the renderer's beige felt 0.13, its green 0.5)
+NEUTRAL_BRIGHT = 1.3  # and the brightest it may be: only its level tells a grey chip from it
 REFERENCE_MIN_LEVEL, REFERENCE_MAX_SPREAD = 40.0, 0.12  # the white patch: bright enough, even (std / mean)
 CARD_NOISE = 4.0  # grey levels of noise a colour card patch may show beyond REFERENCE_MAX_SPREAD of its level
 SATURATED = 250.0  # a patch channel this bright has clipped: the exposure is too long
@@ -46,18 +50,33 @@ class TableLight:
         self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
         cb, cg, v = models.felt.mean
         felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
-        B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
-        coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
-        normal = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
-        normal /= max(float(np.linalg.norm(normal)), 1e-9)
-        self._split = np.vstack([coef, normal]).astype(np.float32)  # (felt level, glare, residual)
         bound = FELT_RESIDUAL * float(np.linalg.norm(felt))
-        self._felt_low = (FELT_SHADE, -1e9, -bound)  # felt: level FELT_SHADE..1.6, glare to FELT_GLARE, small residual
-        self._felt_high = (1.6, FELT_GLARE, bound)
+        cross = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
+        # a felt of nearly the white patch's colour (grey, charcoal) cannot tell white glare from more light:
+        # its level alone bounds it, and what is off its colour either way is the residual
+        self.neutral = float(np.linalg.norm(cross)) < NEUTRAL_FELT * float(np.linalg.norm(felt)) * np.sqrt(3)
+        if self.neutral:
+            _, _, axes = np.linalg.svd(felt[None, :])  # the felt's direction, then two across it
+            self._split = np.vstack([felt / float(felt @ felt), axes[1:]]).astype(np.float32)
+            glare = (-bound, bound)  # (level, across, across)
+            brightest = NEUTRAL_BRIGHT
+        else:
+            B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
+            coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
+            normal = cross / max(float(np.linalg.norm(cross)), 1e-9)
+            self._split = np.vstack([coef, normal]).astype(np.float32)  # (felt level, glare, residual)
+            glare, brightest = (-1e9, FELT_GLARE), FELT_BRIGHT
+        self._felt_low = (FELT_SHADE, glare[0], -bound)  # felt: level FELT_SHADE..FELT_BRIGHT, glare to FELT_GLARE,
+        self._felt_high = (brightest, glare[1], bound)  # a small residual
         # per chip zone, the level bounds about its felt's level in the calibration pictures (a spot's pool)
-        self._felt_bounds = {z: ((FELT_SHADE * min(lit, 1.0), -1e9, -bound * max(lit, 1.0)),
-                                 (1.6 * max(lit, 1.0), FELT_GLARE, bound * max(lit, 1.0)))
+        self._felt_bounds = {z: ((FELT_SHADE * min(lit, 1.0), self._across(glare[0], lit), -bound * max(lit, 1.0)),
+                                 (brightest * max(lit, 1.0), self._across(glare[1], lit), bound * max(lit, 1.0)))
                              for z, lit in models.felt_light.items()}
+
+    def _across(self, glare: float, lit: float) -> float:
+        """The bound of a split's second part about a zone lit *lit* times the felt model's level: the glare's
+        as it is, or a neutral felt's residual, scaled as the residual is."""
+        return glare * max(lit, 1.0) if self.neutral else glare
 
     def _patch_box(self, patch: np.ndarray) -> tuple[tuple[int, int, int, int], np.ndarray]:
         """A patch's middle (60 % about its centre: no felt at its edges): its box and mask."""
@@ -125,8 +144,9 @@ class TableLight:
             parts = cv2.transform(every(frame[roi.y0:roi.y1, roi.x0:roi.x1], 4).astype(np.float32), split)
             level, glare, residual = parts[..., 0], parts[..., 1], parts[..., 2]
             # brighter than the felt model, its colour may stray that many times further (as counting allows)
-            felt = ((level >= FELT_SHADE) & (level <= 10.0) & (glare <= FELT_GLARE)
-                    & (np.abs(residual) <= self._felt_high[2] * np.maximum(level, 1.0)))
+            stray = self._felt_high[2] * np.maximum(level, 1.0)
+            felt = ((level >= FELT_SHADE) & (level <= 10.0) & (np.abs(residual) <= stray)
+                    & ((np.abs(glare) <= stray) if self.neutral else (glare <= FELT_GLARE)))
             here = level[felt & roi.mask[::4, ::4]]
             if len(here) >= LIGHT_PIXELS:
                 out[roi.zone.name] = float(median(here))
