@@ -148,21 +148,30 @@ def test_the_physical_renderer_draws_at_its_mounts_picture_size(tmp_path):
         assert physical.arm_mask([], camera).shape == (size[1], size[0])
 
 
-def test_the_physical_renderers_behind_variant_sets_chips_touching_stacks_behind_them():
-    """``sim.physical``'s ``behind`` variant (session ``cool-behind``): one chip or two touching a stack of
-    two chips or more behind it, within ``BEHIND_OFF`` of the camera's line of sight, in its zone, clear of
-    every other stack, the same in every frame (Mitsuba is not needed to check it)."""
-    import math
-
+@pytest.mark.parametrize("session", ["cool-behind", "cool-behind-close"])
+def test_the_physical_renderers_behind_variant_sets_chips_touching_stacks_behind_them(session):
+    """``sim.physical``'s ``behind`` variant (sessions ``cool-behind``, ``cool-behind-close``): one chip or
+    two touching a stack of two chips or more behind it, within the session's ``behind_off`` (50 and 10
+    degrees) of the camera's line of sight, in its zone, clear of every other stack, the same in every
+    frame (Mitsuba is not needed to check it)."""
     from calibration.geometry import load_layout
     from calibration.mount import mount_camera
     from firmware_host.sim import physical, render
-    from firmware_host.sim.conditions import BEHIND_OFF
+    off_most = physical.SESSIONS[session].behind_off
     layout = load_layout("hardware/camera/table8.toml").view("left")
     eye = mount_camera(layout).position()[:2]
-    rng = np.random.default_rng(8)
-    scenes = render.sequence(rng, layout, render.HOUSE_004, 10)
-    built = physical.build_stacks(scenes, layout, ("behind",), rng, eye=eye)
+    added = set()
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        scenes = render.sequence(rng, layout, render.HOUSE_004, 10)
+        built = physical.build_stacks(scenes, layout, ("behind",), rng, eye=eye, behind_off=off_most)
+        added |= _behind_checked(scenes, built, layout, eye, off_most)
+    assert len(added) >= 4
+
+
+def _behind_checked(scenes, built, layout, eye, off_most):
+    """The chips ``behind`` put in *built* (each frame's stacks of *scenes*), each checked where it lies."""
+    import math
     added = set()
     for scene, stacks in zip(scenes, built):
         for chips in (t for t in stacks if t.kind == "behind" and len(t.chips) <= 2 and not any(
@@ -173,12 +182,12 @@ def test_the_physical_renderers_behind_variant_sets_chips_touching_stacks_behind
             assert abs(math.hypot(front.x - chips.x, front.y - chips.y) - (layout.chip_diameter + 0.3)) < 0.2
             sight = math.atan2(front.y - eye[1], front.x - eye[0])
             off = math.degrees(math.atan2(chips.y - front.y, chips.x - front.x) - sight)
-            assert abs((off + 180) % 360 - 180) <= BEHIND_OFF + 0.5
+            assert abs((off + 180) % 360 - 180) <= off_most + 0.5
             zone = next(z for z in layout.zones if z.contains(front.x, front.y))
             assert zone.contains(chips.x, chips.y)
             assert all(math.hypot(t.x - chips.x, t.y - chips.y) >= layout.chip_diameter
                        for t in stacks if t is not chips)
-    assert len(added) >= 2
+    return added
 
 
 def test_another_makers_shades_keep_each_colour_its_name():

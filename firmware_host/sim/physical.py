@@ -130,6 +130,7 @@ class Session:
     variants: tuple[str, ...] = ()
     seed: int = 1
     shades: int = 0  # another maker's chips: each colour's shade drawn with this seed (0: the named colours)
+    behind_off: float = BEHIND_OFF  # degrees: how far off the camera's line of sight a chip behind a stack lies
 
     @property
     def tags(self) -> list[str]:
@@ -148,6 +149,7 @@ SESSIONS = {
     "cool-burgundy": Session("cool-bright", "felt-burgundy", True, variants=("touching", "leaning"), seed=15),
     "cool-touching": Session("cool-bright", "felt-green", True, variants=("touching",), seed=17),
     "cool-behind": Session("cool-bright", "felt-green", True, variants=("behind",), seed=18),
+    "cool-behind-close": Session("cool-bright", "felt-green", True, variants=("behind",), seed=19, behind_off=10.0),
 }
 
 # Each light: its emitters' colour temperature and the level on the felt (the white patch's radiance, about 1
@@ -239,13 +241,14 @@ def _touching(stack: render.Stack, zone: Any, rng: np.random.Generator, values: 
 
 
 def _behind(stack: render.Stack, zone: Any, rng: np.random.Generator, values: Sequence[int],
-            others: Sequence[tuple[float, float]], r: float, eye: Sequence[float]) -> TallStack | None:
+            others: Sequence[tuple[float, float]], r: float, eye: Sequence[float],
+            off: float = BEHIND_OFF) -> TallStack | None:
     """One chip, or a stack of two, touching *stack* (0.3 mm apart) behind it as the camera at *eye* (table
-    mm) sees it, up to ``BEHIND_OFF`` degrees off its line of sight, inside its zone; or None if there is no
-    room (the renderer's ``behind`` condition, in 3D: docs/vision.md, "A chip wholly hidden behind a stack")."""
+    mm) sees it, up to *off* degrees off its line of sight, inside its zone; or None if there is no room (the
+    renderer's ``behind`` condition, in 3D: docs/vision.md, "A chip wholly hidden behind a stack")."""
     sight = math.atan2(stack.y - eye[1], stack.x - eye[0])
     for _ in range(24):
-        a = sight + math.radians(float(rng.uniform(-BEHIND_OFF, BEHIND_OFF)))
+        a = sight + math.radians(float(rng.uniform(-off, off)))
         x, y = stack.x + (2 * r + 0.3) * math.cos(a), stack.y + (2 * r + 0.3) * math.sin(a)
         if zone.inside(x, y) < r + 4 or any(math.hypot(x - ox, y - oy) < 2 * r + 4 for ox, oy in others):
             continue
@@ -255,10 +258,12 @@ def _behind(stack: render.Stack, zone: Any, rng: np.random.Generator, values: Se
 
 
 def build_stacks(scenes: Sequence[render.Scene], layout: Layout, variants: Sequence[str], rng: np.random.Generator,
-                 share: float = 0.5, eye: Sequence[float] = (0.0, 0.0)) -> list[list[TallStack]]:
+                 share: float = 0.5, eye: Sequence[float] = (0.0, 0.0),
+                 behind_off: float = BEHIND_OFF) -> list[list[TallStack]]:
     """Each frame's stacks as built in 3D: every stack of the sequence the same way in every frame it is in,
     about *share* of them made one of *variants* (a touching stack adds a neighbour; a stack of two chips
-    or more ``behind`` gets chips touching it behind as the camera at *eye*, table mm, sees it)."""
+    or more ``behind`` gets chips touching it behind as the camera at *eye*, table mm, sees it, up to
+    *behind_off* degrees off its line of sight)."""
     values = sorted(render.HOUSE_004)
     r = layout.chip_diameter / 2
     built: dict[render.Stack, list[TallStack]] = {}
@@ -277,7 +282,7 @@ def build_stacks(scenes: Sequence[render.Scene], layout: Layout, variants: Seque
         elif kind == "behind" and stack.count >= 2:
             zone = next(z for z in layout.zones if z.contains(stack.x, stack.y))
             others = [(s.x, s.y) for s in everything if s != stack] + [(t.x, t.y) for b in built.values() for t in b]
-            pair = _behind(stack, zone, rng, values, others, r, eye)
+            pair = _behind(stack, zone, rng, values, others, r, eye, behind_off)
             built[stack] = [_plain(stack, rng, "behind" if pair else "plain")] + ([pair] if pair else [])
         else:
             built[stack] = [_plain(stack, rng)]
@@ -968,7 +973,8 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
     layout = props.layout
     rng = np.random.default_rng(seed)
     scenes = render.sequence(rng, layout, render.HOUSE_004, frames)
-    built = build_stacks(scenes, layout, props.session.variants, rng, eye=tuple(camera.position()[:2]))
+    built = build_stacks(scenes, layout, props.session.variants, rng, eye=tuple(camera.position()[:2]),
+                         behind_off=props.session.behind_off)
     sensor, labels = Sensor(), []
     for k, (scene, stacks) in enumerate(zip(scenes, built)):
         file = f"frames/{name}-s{index:02d}-f{k:02d}.jpg"
