@@ -316,6 +316,21 @@ def test_on_a_charcoal_felt_only_the_black_chips_look_like_the_felt(monkeypatch)
     assert {100, 500} <= {v for v, _, _ in before}
 
 
+def test_a_beige_felt_under_warm_spots_is_neutral_and_calibrated(monkeypatch):
+    """A beige felt under 3000 K spots, normalised by the white patch, is as grey as a charcoal one (the left
+    camera's: 0.02 off white): split as felt plus glare, its noise multiplied, calibration found too few chips
+    of any denomination and refused the camera ("show at least two denominations"); split as a neutral felt,
+    it is calibrated and only its grey 50s look like the felt."""
+    from firmware_host.vision import light
+    from firmware_host.vision.evaluation import calibrate_cameras
+    taken = load_set(OTHER / "spots-green-908-felt-beige")
+    left = calibrate_cameras(taken)["left"].counter
+    assert left is not None and left.light.felt.neutral
+    assert {v for v, _, _ in left.models.hidden} <= {50}
+    monkeypatch.setattr(light, "NEUTRAL_FELT", 0.0)
+    assert calibrate_cameras(taken)["left"].counter is None
+
+
 def test_a_barrel_lens_seen_through_four_markers_is_fitted():
     """The flicker-lens-114 retake's right camera sees 4 of its markers through a barrel lens (k1 -0.1):
     as a pinhole they fit to 2.23 px and the camera was refused (5 markers were needed for a lens); k1

@@ -17,7 +17,7 @@ from firmware_host.vision.colour import CardReference, Correction, card_seen
 from firmware_host.vision.colour import fit as fit_colour
 from firmware_host.vision.projection import ZoneRoi
 
-__all__ = ["LIGHT_APART", "SATURATED", "TableLight", "colour_card"]
+__all__ = ["LIGHT_APART", "SATURATED", "FeltTest", "TableLight", "colour_card"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
@@ -34,6 +34,39 @@ LIGHT_APART = 1.5  # a chip zone's felt this many times brighter or darker, agai
 LIGHT_PIXELS = 60  # felt pixels (every fourth row and column) a zone's light is measured on
 
 
+class FeltTest:
+    """Which pixels (normalised by the white patch) are a felt of colour *mean* (features: chroma b, chroma g,
+    level): its colour times a level plus white glare, the rest (the residual, across both) small; a neutral
+    felt (grey, charcoal: within ``NEUTRAL_FELT`` of the white patch's colour) cannot tell glare from more
+    light, so a pixel is its level and two components across its colour, each within the residual's bound."""
+
+    def __init__(self, mean: Sequence[float]) -> None:
+        cb, cg, v = mean
+        felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
+        self.bound = FELT_RESIDUAL * float(np.linalg.norm(felt))
+        cross = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
+        self.neutral = float(np.linalg.norm(cross)) < NEUTRAL_FELT * float(np.linalg.norm(felt)) * np.sqrt(3)
+        if self.neutral:
+            _, _, axes = np.linalg.svd(felt[None, :])  # the felt's direction, then two across it
+            self.split = np.vstack([felt / float(felt @ felt), axes[1:]]).astype(np.float32)
+            self.glare, self.brightest = (-self.bound, self.bound), NEUTRAL_BRIGHT  # (level, across, across)
+        else:
+            B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
+            coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
+            normal = cross / max(float(np.linalg.norm(cross)), 1e-9)
+            self.split = np.vstack([coef, normal]).astype(np.float32)  # (felt level, glare, residual)
+            self.glare, self.brightest = (-1e9, FELT_GLARE), FELT_BRIGHT
+
+    def bounds(self, lit: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        """The felt's bounds (low, high) of :attr:`split`'s parts where it is lit *lit* times its level at
+        calibration: the level's lower bound times *lit* where that is under 1, the upper bound and the
+        residual's times it where it is over 1 (as a neutral felt's components across it)."""
+        wide = max(lit, 1.0)
+        across = (self.glare[0] * wide, self.glare[1] * wide) if self.neutral else self.glare
+        return ((FELT_SHADE * min(lit, 1.0), across[0], -self.bound * wide),
+                (self.brightest * wide, across[1], self.bound * wide))
+
+
 class TableLight:
     """The light of one calibrated camera's frames (*calib*) against its chip calibration's (*models*), over
     its chip zones (*rois*). Keeps the last frame's colour correction and zones' light (the health check
@@ -48,35 +81,9 @@ class TableLight:
         self.patch_boxes = {p.name: self._patch_box(np.array(p.polygon)) for p in lay.mount().patches}
         self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame
         self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
-        cb, cg, v = models.felt.mean
-        felt = np.array([cb * 3 * v, cg * 3 * v, (1 - cb - cg) * 3 * v], np.float32)
-        bound = FELT_RESIDUAL * float(np.linalg.norm(felt))
-        cross = np.cross(felt, np.ones(3, np.float32))  # what felt and glare cannot explain: one direction
-        # a felt of nearly the white patch's colour (grey, charcoal) cannot tell white glare from more light:
-        # its level alone bounds it, and what is off its colour either way is the residual
-        self.neutral = float(np.linalg.norm(cross)) < NEUTRAL_FELT * float(np.linalg.norm(felt)) * np.sqrt(3)
-        if self.neutral:
-            _, _, axes = np.linalg.svd(felt[None, :])  # the felt's direction, then two across it
-            self._split = np.vstack([felt / float(felt @ felt), axes[1:]]).astype(np.float32)
-            glare = (-bound, bound)  # (level, across, across)
-            brightest = NEUTRAL_BRIGHT
-        else:
-            B = np.column_stack([felt, np.ones(3, np.float32)])  # felt under more or less light, plus white glare
-            coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
-            normal = cross / max(float(np.linalg.norm(cross)), 1e-9)
-            self._split = np.vstack([coef, normal]).astype(np.float32)  # (felt level, glare, residual)
-            glare, brightest = (-1e9, FELT_GLARE), FELT_BRIGHT
-        self._felt_low = (FELT_SHADE, glare[0], -bound)  # felt: level FELT_SHADE..FELT_BRIGHT, glare to FELT_GLARE,
-        self._felt_high = (brightest, glare[1], bound)  # a small residual
+        self.felt = FeltTest(models.felt.mean)
         # per chip zone, the level bounds about its felt's level in the calibration pictures (a spot's pool)
-        self._felt_bounds = {z: ((FELT_SHADE * min(lit, 1.0), self._across(glare[0], lit), -bound * max(lit, 1.0)),
-                                 (brightest * max(lit, 1.0), self._across(glare[1], lit), bound * max(lit, 1.0)))
-                             for z, lit in models.felt_light.items()}
-
-    def _across(self, glare: float, lit: float) -> float:
-        """The bound of a split's second part about a zone lit *lit* times the felt model's level: the glare's
-        as it is, or a neutral felt's residual, scaled as the residual is."""
-        return glare * max(lit, 1.0) if self.neutral else glare
+        self._felt_bounds = {z: self.felt.bounds(lit) for z, lit in models.felt_light.items()}
 
     def _patch_box(self, patch: np.ndarray) -> tuple[tuple[int, int, int, int], np.ndarray]:
         """A patch's middle (60 % about its centre: no felt at its edges): its box and mask."""
@@ -135,8 +142,8 @@ class TableLight:
         colour may stray from the felt's that many times further), as a share of the felt model's
         level under the white patch's light (every fourth row and column; a zone with under
         ``LIGHT_PIXELS`` of them is left out)."""
-        white = self.white(frame)
-        split = self._split * (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
+        test = self.felt
+        split = test.split * (1.0 / np.maximum(self.white(frame).astype(np.float32), 1.0)).reshape(1, 3)
         out = {}
         for roi in self.rois:
             if roi.zone.kind == "cards":
@@ -144,9 +151,9 @@ class TableLight:
             parts = cv2.transform(every(frame[roi.y0:roi.y1, roi.x0:roi.x1], 4).astype(np.float32), split)
             level, glare, residual = parts[..., 0], parts[..., 1], parts[..., 2]
             # brighter than the felt model, its colour may stray that many times further (as counting allows)
-            stray = self._felt_high[2] * np.maximum(level, 1.0)
+            stray = test.bound * np.maximum(level, 1.0)
             felt = ((level >= FELT_SHADE) & (level <= 10.0) & (np.abs(residual) <= stray)
-                    & ((np.abs(glare) <= stray) if self.neutral else (glare <= FELT_GLARE)))
+                    & ((np.abs(glare) <= stray) if test.neutral else (glare <= FELT_GLARE)))
             here = level[felt & roi.mask[::4, ::4]]
             if len(here) >= LIGHT_PIXELS:
                 out[roi.zone.name] = float(median(here))
@@ -195,8 +202,8 @@ class TableLight:
         """Pixels that are not felt: not the felt's colour at some light level plus some white glare (the
         level's bounds about *zone*'s felt level in the calibration pictures, where known)."""
         scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
-        parts = cv2.transform(crop.astype(np.float32), self._split * scale)  # (felt level, glare, residual)
-        low, high = self._felt_bounds.get(zone or "", (self._felt_low, self._felt_high))
+        parts = cv2.transform(crop.astype(np.float32), self.felt.split * scale)  # (felt level, glare, residual)
+        low, high = self._felt_bounds.get(zone or "", self.felt.bounds(1.0))
         off: np.ndarray = cv2.inRange(parts, low, high) == 0
         return off
 
