@@ -159,6 +159,11 @@ def test_bench_vision_prints_figures_then_one_json_line():
     assert {"retake/dim-warm-112", "retake/dim-warm-112<-dim-warm", "dim-warm<-retake/dim-warm-112"} <= set(retake)
     assert len(retake) == 3 * len([d for d in Path("tests/data/vision-retake").iterdir() if d.is_dir()])
     assert retake["retake/dim-warm-112<-dim-warm"]["wrong_share"] == 0
+    # another felt, another maker's chips: each from its own pictures
+    other = figures["other"]
+    assert set(other) == {f"other/{d.name}" for d in Path("tests/data/vision-other").iterdir() if d.is_dir()}
+    assert all(t["zone_frames"] > 80 and t["wrong_share"] == 0 for t in other.values())
+    assert "another felt or another maker's chips" in done.stdout
 
 
 def test_a_slanted_lens_is_fitted_from_every_marker_and_too_few_markers_are_said(tmp_path):

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 EVALUATION_SET = "tests/data/vision"
 PHYSICAL_SETS = "tests/data/vision-physical"  # one set per session, rendered by firmware_host.sim.physical
 RETAKE_SETS = "tests/data/vision-retake"  # another take of some of those sessions (sim.physical --seed)
+OTHER_SETS = "tests/data/vision-other"  # sessions on other felts or with other chips (sim.physical --felt, --shades)
 
 
 def register(parsers: Parsers) -> None:
@@ -59,6 +60,9 @@ def register(parsers: Parsers) -> None:
     vision.add_argument("--retake", default=None, metavar="DIR",
                         help="other takes of some of those sessions, each named by its labels' session "
                              "(default: tests/data/vision-retake)")
+    vision.add_argument("--other", default=None, metavar="DIR",
+                        help="sets on other felts or with other chips, one per sub-folder, each calibrated from its "
+                             "own pictures (default: tests/data/vision-other)")
     vision.set_defaults(func=cmd_bench_vision)
 
 
@@ -392,6 +396,14 @@ def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
     return out
 
 
+def others(root: Path, frames: int = 3) -> dict[str, Any]:
+    """Each set under *root* (another felt, another maker's chips) from its own pictures: ``"other/DIR"`` ->
+    the shares."""
+    from firmware_host.vision.evaluation import evaluate, load_set
+    return {f"other/{d.name}": _shares(evaluate(load_set(d), None, frames))
+            for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
+
+
 def _shares(figures: dict[str, Any]) -> dict[str, Any]:
     """An evaluation's zone-frames, its four shares and its stacks counted with confidence (and wrong)."""
     return {k: figures[k] for k in ("zone_frames", "exact_share", "uncertain_share", "unreadable_share", "wrong_share",
@@ -445,6 +457,11 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     except FileNotFoundError:
         again = None
     f["retake"] = retake(again, root, args.frames) if again is not None and root is not None else {}
+    try:
+        other: Path | None = corpus(args.other, OTHER_SETS, "--other")
+    except FileNotFoundError:
+        other = None
+    f["other"] = others(other, args.frames) if other is not None else {}
     _print_figures(f)
     print(f"face-up cards:         {f['cards_share']:.2%} of card areas right")
     print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame, 1280x720)")
@@ -460,5 +477,7 @@ def cmd_bench_vision(args: argparse.Namespace) -> int:
     if f["retake"]:
         _print_pairs("another take of a session (same light, other scenes): own pictures, then frames <- calibration",
                      f["retake"])
+    if f["other"]:
+        _print_pairs("another felt or another maker's chips: own pictures", f["other"])
     print(json.dumps(f))
     return 0
