@@ -331,6 +331,19 @@ def test_a_beige_felt_under_warm_spots_is_neutral_and_calibrated(monkeypatch):
     assert calibrate_cameras(taken)["left"].counter is None
 
 
+def test_a_chip_wholly_hidden_behind_a_stack_on_the_physically_based_renderer(monkeypatch):
+    """Pictures not made by the counter's renderer (``sim.physical``, session ``cool-behind-close``: chips
+    touching stacks behind them within 10 degrees of the camera's line of sight): a 500 wholly hidden behind
+    eight 500s read 4000 for 4500 with confidence in 9 frames (10.3 % of the set's zone-frames) without the
+    hidden-chip rule (``hiding.hidden_spot``); with it the zone is uncertain (``behind``)."""
+    truth, seen = _zone_read(OTHER / "cool-behind-close-19", "right", "right-s00-f00.jpg", "bet:3")
+    assert truth.amount == 4500 and not truth.covered
+    assert seen.status == "uncertain" and "behind" in seen.why and seen.amount == 4000
+    monkeypatch.setattr(hiding, "hidden_spot", lambda *args: None)
+    _, seen = _zone_read(OTHER / "cool-behind-close-19", "right", "right-s00-f00.jpg", "bet:3")
+    assert seen.status == "ok" and seen.amount == 4000
+
+
 def test_a_barrel_lens_seen_through_four_markers_is_fitted():
     """The flicker-lens-114 retake's right camera sees 4 of its markers through a barrel lens (k1 -0.1):
     as a pinhole they fit to 2.23 px and the camera was refused (5 markers were needed for a lens); k1
