@@ -31,7 +31,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -227,34 +227,38 @@ def _mixed(stack: render.Stack, rng: np.random.Generator, values: Sequence[int])
     return _plain(stack, rng, "mixed", chips)
 
 
-def _touching(stack: render.Stack, zone: Any, rng: np.random.Generator, values: Sequence[int],
-              others: Sequence[tuple[float, float]], r: float) -> TallStack | None:
-    """A second stack in contact with *stack* (0.3 mm apart) inside its zone, or None if there is no room."""
+def _neighbour(stack: render.Stack, zone: Any, rng: np.random.Generator, values: Sequence[int],
+               others: Sequence[tuple[float, float]], r: float, angle: Callable[[], float],
+               counts: tuple[int, int], kind: str) -> TallStack | None:
+    """A stack of one denomination and *counts* chips (low, high exclusive) in contact with *stack* (0.3 mm
+    apart), in the direction *angle* draws (radians), inside its zone and clear of *others*; or None if 24
+    draws find no room."""
     for _ in range(24):
-        a = float(rng.uniform(0, 2 * math.pi))
+        a = angle()
         x, y = stack.x + (2 * r + 0.3) * math.cos(a), stack.y + (2 * r + 0.3) * math.sin(a)
         if zone.inside(x, y) < r + 4 or any(math.hypot(x - ox, y - oy) < 2 * r + 4 for ox, oy in others):
             continue
-        neighbour = render.Stack(round(x, 1), round(y, 1), int(rng.choice(values)), int(rng.integers(1, 9)))
-        return _plain(neighbour, rng, "touching")
+        neighbour = render.Stack(round(x, 1), round(y, 1), int(rng.choice(values)), int(rng.integers(*counts)))
+        return _plain(neighbour, rng, kind)
     return None
+
+
+def _touching(stack: render.Stack, zone: Any, rng: np.random.Generator, values: Sequence[int],
+              others: Sequence[tuple[float, float]], r: float) -> TallStack | None:
+    """A second stack (1-8 chips) in contact with *stack* inside its zone, or None if there is no room."""
+    return _neighbour(stack, zone, rng, values, others, r, lambda: float(rng.uniform(0, 2 * math.pi)), (1, 9),
+                      "touching")
 
 
 def _behind(stack: render.Stack, zone: Any, rng: np.random.Generator, values: Sequence[int],
             others: Sequence[tuple[float, float]], r: float, eye: Sequence[float],
             off: float = BEHIND_OFF) -> TallStack | None:
-    """One chip, or a stack of two, touching *stack* (0.3 mm apart) behind it as the camera at *eye* (table
-    mm) sees it, up to *off* degrees off its line of sight, inside its zone; or None if there is no room (the
-    renderer's ``behind`` condition, in 3D: docs/vision.md, "A chip wholly hidden behind a stack")."""
+    """One chip, or a stack of two, touching *stack* behind it as the camera at *eye* (table mm) sees it, up
+    to *off* degrees off its line of sight, inside its zone; or None if there is no room (the renderer's
+    ``behind`` condition, in 3D: docs/vision.md, "A chip wholly hidden behind a stack")."""
     sight = math.atan2(stack.y - eye[1], stack.x - eye[0])
-    for _ in range(24):
-        a = sight + math.radians(float(rng.uniform(-off, off)))
-        x, y = stack.x + (2 * r + 0.3) * math.cos(a), stack.y + (2 * r + 0.3) * math.sin(a)
-        if zone.inside(x, y) < r + 4 or any(math.hypot(x - ox, y - oy) < 2 * r + 4 for ox, oy in others):
-            continue
-        chips = render.Stack(round(x, 1), round(y, 1), int(rng.choice(values)), int(rng.integers(1, 3)))
-        return _plain(chips, rng, "behind")
-    return None
+    return _neighbour(stack, zone, rng, values, others, r,
+                      lambda: sight + math.radians(float(rng.uniform(-off, off))), (1, 3), "behind")
 
 
 def build_stacks(scenes: Sequence[render.Scene], layout: Layout, variants: Sequence[str], rng: np.random.Generator,
