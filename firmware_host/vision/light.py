@@ -2,7 +2,8 @@
 normalised by), the colour card's correction and a light beyond what calibration covers (``relit``), each
 chip zone's felt level against the calibration pictures' (a spot moved, a lamp out), and the felt test
 (:meth:`TableLight.not_felt`: the felt's colour at any level plus white glare, bounded about each zone's
-own level; a neutral felt's level alone: :class:`FeltTest`). docs/vision.md, "Counting" and "The felt's level bounded about each zone's own light"."""
+own level; a neutral felt's level alone: :class:`FeltTest`). docs/vision.md, "Counting", "The felt's level
+bounded about each zone's own light" and "A felt of the white patch's colour"."""
 from __future__ import annotations
 
 from collections.abc import Sequence
