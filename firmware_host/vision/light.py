@@ -83,6 +83,7 @@ class TableLight:
         self._correction: tuple[np.ndarray, Correction | None] | None = None  # the last frame's, and its frame
         self._light: tuple[np.ndarray, dict[str, float]] | None = None  # the last frame's zones' light, relative
         self.felt = FeltTest(models.felt.mean)
+        self._felt_table = self.felt.bounds(1.0)  # the bounds where a zone's light was not learnt
         # per chip zone, the level bounds about its felt's level in the calibration pictures (a spot's pool)
         self._felt_bounds = {z: self.felt.bounds(lit) for z, lit in models.felt_light.items()}
 
@@ -204,7 +205,7 @@ class TableLight:
         level's bounds about *zone*'s felt level in the calibration pictures, where known)."""
         scale = (1.0 / np.maximum(white.astype(np.float32), 1.0)).reshape(1, 3)
         parts = cv2.transform(crop.astype(np.float32), self.felt.split * scale)  # (felt level, glare, residual)
-        low, high = self._felt_bounds.get(zone or "", self.felt.bounds(1.0))
+        low, high = self._felt_bounds.get(zone or "", self._felt_table)
         off: np.ndarray = cv2.inRange(parts, low, high) == 0
         return off
 
