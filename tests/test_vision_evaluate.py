@@ -10,6 +10,7 @@ import pytest
 
 from firmware_host.vision import hiding
 from firmware_host.vision.evaluation import EvalSetError, load_set
+from firmware_host.vision.results import MIN_CONFIDENCE
 from firmware_host.vision.sides import SideReader
 
 DATA = Path(__file__).parent / "data" / "vision"
@@ -329,6 +330,22 @@ def test_a_beige_felt_under_warm_spots_is_neutral_and_calibrated(monkeypatch):
     assert {v for v, _, _ in left.models.hidden} <= {50}
     monkeypatch.setattr(light, "NEUTRAL_FELT", 0.0)
     assert calibrate_cameras(taken)["left"].counter is None
+
+
+def test_a_tall_stack_need_not_repeat_its_single_chips_short_silhouette(monkeypatch):
+    """On a charcoal felt in dim warm light, the right camera's single red 100s measured 1.23 px short of
+    the geometry (their edge bias); ten 100s measured 1 px long of it, and less the bias read 10.89 chips:
+    11, confident (0.6). How much of a negative bias a stack repeats is uncertain (``SHORT_CARRY``): the
+    count is left uncertain for its height (``stack.StackReader._sigma``)."""
+    from firmware_host.vision import stack
+    truth, seen = _zone_read(OTHER / "dim-warm-909-felt-grey", "right", "right-s00-f08.jpg", "bet:3")
+    assert truth.stacks == ((100,) * 10,)
+    tall = next(s for s in seen.stacks if s.value == 100)
+    assert tall.count == 11 and tall.confidence < MIN_CONFIDENCE and tall.why == "height"
+    monkeypatch.setattr(stack, "SHORT_CARRY", 0.0)
+    _, seen = _zone_read(OTHER / "dim-warm-909-felt-grey", "right", "right-s00-f08.jpg", "bet:3")
+    tall = next(s for s in seen.stacks if s.value == 100)
+    assert tall.count == 11 and tall.confidence >= MIN_CONFIDENCE
 
 
 def test_a_chip_wholly_hidden_behind_a_stack_on_the_physically_based_renderer(monkeypatch):
