@@ -479,7 +479,9 @@ def test_a_stack_topped_by_a_side_look_alike_is_counted_when_each_chip_vouches_f
     assert _figures(bright, take)["wrong_share"] == 0  # the grey 50's side under the 200s' shows a step
     monkeypatch.setattr(stack, "FACE_STEP", 10.0)  # like a face's (``FACE_STEP`` catches it too), and the 200s'
     assert _figures(bright, take)["wrong_share"] == 0  # edges strayed at calibration (``ChipModels.spread``)
-    monkeypatch.setattr(ChipModels, "spread", lambda self, value: 0.0)  # without all three
+    monkeypatch.setattr(ChipModels, "spread", lambda self, value: 0.0)  # and their single chips measured
+    assert _figures(bright, take)["wrong_share"] == 0  # 2.31 px short at calibration (``SHORT_CARRY``)
+    monkeypatch.setattr(stack, "SHORT_CARRY", 0.0)  # without all four
     assert _figures(bright, take)["wrong_share"] > 0
     monkeypatch.setattr(sides, "VOUCHED_BOTTOM", 0.8)
     monkeypatch.setattr(stack, "VOUCHED_BASE", 1.0)
