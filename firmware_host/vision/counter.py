@@ -72,7 +72,7 @@ SPECKS_REACH = 0.75  # another: something on the felt that cannot be read (a chi
 UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) from the empty table's picture changed
 UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
 UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
-# missed, when a denomination looks like the felt (``ChipModels.hidden``): the zone is uncertain
+# missed, when a denomination looks like the felt (``ChipModels.hidden``) or the felt is neutral: the zone is uncertain
 
 
 class _Piece(NamedTuple):
@@ -162,7 +162,10 @@ class ChipCounter:
         self.light = TableLight(calib, models, self.rois)  # the frame's light against the calibration's
         self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
-        self._empty = self._empty_crops(calib.empty) if models.hidden else {}
+        # the zones are checked against the empty table (``_unseen``) where a denomination looks like the felt,
+        # and on a neutral felt, where a grey chip differs from it by its level alone, which the light sets
+        # place by place: calibration's chips cannot vouch for every place
+        self._empty = self._empty_crops(calib.empty) if models.hidden or self.light.felt.neutral else {}
         self._printed: np.ndarray | None = None  # the print's pixels in the whole picture
         for roi in self.rois:
             if roi.zone.name in self._prints:
@@ -197,12 +200,15 @@ class ChipCounter:
 
     def _empty_crops(self, empty: np.ndarray | None) -> dict[str, tuple[np.ndarray, float]]:
         """Per chip zone, the empty table's picture there (at half scale, float) and its median level (sum of
-        channels): what a zone is compared with when a denomination looks like the felt (:meth:`_unseen`)."""
+        channels): what a zone is compared with when a denomination looks like the felt, or on a neutral
+        felt (:meth:`_unseen`)."""
         if empty is None or empty.shape[1::-1] != tuple(self.calib.image_size):
             hidden = ", ".join(str(v) for v, _, _ in self.models.hidden)
-            raise ValueError(f"camera {self.calib.layout.camera}: chips {hidden} look like the felt, and the table "
-                             "calibration holds no picture of the empty table to check the zones against: run "
-                             "calibrate table again on an empty table")
+            why = (f"chips {hidden} look like the felt" if hidden else
+                   "the felt is as grey as the white patch (a grey chip differs from it by its level alone)")
+            raise ValueError(f"camera {self.calib.layout.camera}: {why}, and the table calibration holds no "
+                             "picture of the empty table to check the zones against: run calibrate table again "
+                             "on an empty table")
         out = {}
         for r in self.rois:
             if r.zone.kind != "cards":

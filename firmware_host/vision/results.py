@@ -45,7 +45,8 @@ WHY = {  # why a stack or a zone is not counted with confidence (``StackSeen.why
     "blob": "not one stack's width: stacks touching, a card, a finger",
     "edge": "a stack on the zone's edge: whose chips they are is the dealer's call",
     "specks": "a chip seen only in pieces",
-    "unseen": "the felt changed beyond the stacks read (a denomination that looks like the felt)",
+    "unseen": "the felt changed beyond the stacks read (a denomination that looks like the felt, or a grey chip "
+              "on a neutral felt)",
     "behind": "a chip could lie wholly hidden behind a stack",
     "view": "part of the zone lies out of the camera's picture: a stack there is not seen whole (aim the camera "
             "so that it sees the zone whole, then calibrate the table again)",
