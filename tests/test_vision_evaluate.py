@@ -351,6 +351,28 @@ def test_on_a_neutral_felt_a_zone_unlike_the_empty_table_is_uncertain():
     assert seen.status == "ok" and seen.amount == 200
 
 
+def test_a_stack_the_felt_test_missed_near_the_zones_far_edge_is_seen_by_the_empty_table_check():
+    """Seven grey 50s on a charcoal felt (``cool-behind-close``, seed 916), 33 mm inside ``bet:7``'s far edge:
+    their side is the felt's level, so the felt test saw only their top face, whose blob lies over the felt
+    beyond the zone (another zone's). The check against the empty table saw them, but counted only the
+    changed pixels on the zone's felt, under ``UNSEEN`` chip footprints: the zone read 0 for 350 with
+    confidence in 3 of its 10 frames. A changed patch with a part on the zone now counts whole, as far as
+    a stack standing on the zone may show: uncertain (``unseen``)."""
+    from firmware_host.vision.counter import _half_mask
+    from firmware_host.vision.evaluation import calibrate_camera, read_picture
+    taken = load_set(OTHER / "cool-behind-close-916-felt-grey")
+    counter = calibrate_camera(taken.layout, "left", taken.calibration["left"]).counter
+    frame = next(f for f in taken.frames if f.file.name == "left-s00-f01.jpg")
+    truth, seen = frame.zones["bet:7"], counter.count(read_picture(frame.file)).zones["bet:7"]
+    assert truth.stacks == ((50,) * 7,) and not truth.covered
+    assert seen.status == "uncertain" and seen.why == ("unseen",)
+    roi = next(r for r in counter.rois if r.zone.name == "bet:7")
+    empty, level, _ = counter._empty["bet:7"]
+    counter._empty["bet:7"] = (empty, level, _half_mask(roi.mask))  # only the zone's felt
+    seen = counter.count(read_picture(frame.file)).zones["bet:7"]
+    assert seen.status == "ok" and seen.amount == 0
+
+
 def test_a_tall_stack_need_not_repeat_its_single_chips_short_silhouette(monkeypatch):
     """On a charcoal felt in dim warm light, the right camera's single red 100s measured 1.23 px short of
     the geometry (their edge bias); ten 100s measured 1 px long of it, and less the bias read 10.89 chips:

@@ -198,10 +198,11 @@ class ChipCounter:
                 out[roi.zone.name] = ((rows, cols), smooth[rows, cols].astype(np.float32) / white)
         return out
 
-    def _empty_crops(self, empty: np.ndarray | None) -> dict[str, tuple[np.ndarray, float]]:
-        """Per chip zone, the empty table's picture there (at half scale, float) and its median level (sum of
-        channels): what a zone is compared with when a denomination looks like the felt, or on a neutral
-        felt (:meth:`_unseen`)."""
+    def _empty_crops(self, empty: np.ndarray | None) -> dict[str, tuple[np.ndarray, float, np.ndarray]]:
+        """Per chip zone, the empty table's picture there (at half scale, float), its median level (sum of
+        channels) and where a stack standing on the zone may show (half scale: the zone on the felt and at
+        the tallest stack's height): what a zone is compared with when a denomination looks like the felt,
+        or on a neutral felt (:meth:`_unseen`)."""
         if empty is None or empty.shape[1::-1] != tuple(self.calib.image_size):
             hidden = ", ".join(str(v) for v, _, _ in self.models.hidden)
             why = (f"chips {hidden} look like the felt" if hidden else
@@ -213,7 +214,13 @@ class ChipCounter:
         for r in self.rois:
             if r.zone.kind != "cards":
                 crop = _half(empty[r.y0:r.y1, r.x0:r.x1]).astype(np.float32)
-                out[r.zone.name] = (crop, max(float(np.median(crop[_half_mask(r.mask)].sum(1))), 1.0))
+                poly = np.array(r.zone.polygon)
+                top = np.hstack([poly, np.full((len(poly), 1), self.calib.layout.max_stack * self.t)])
+                pts = np.vstack([self.cam.project(poly), self.cam.project(top)]) - (r.x0, r.y0)
+                reach = np.zeros(crop.shape[:2], np.uint8)
+                cv2.fillConvexPoly(reach, cv2.convexHull(np.round(pts / 2).astype(np.int32)), 1)
+                out[r.zone.name] = (crop, max(float(np.median(crop[_half_mask(r.mask)].sum(1))), 1.0),
+                                    reach.astype(bool))
         return out
 
     def _unseen(self, roi: ZoneRoi, crop: np.ndarray, stacks: Sequence[StackSeen],
@@ -221,8 +228,10 @@ class ChipCounter:
         """Where (px in *crop*) the zone differs from the empty table's picture beyond the outlines of
         its *stacks* (and the card areas *cut* that hold a card) over ``UNSEEN`` chip footprints in one
         patch, or None; at half scale. The empty picture is scaled per channel by the zone's median ratio
-        to it (the light's level). A shadow there counts too: something the felt test missed could lie in it."""
-        (empty, level), mask = self._empty[roi.zone.name], _half_mask(roi.mask)
+        to it (the light's level). A shadow there counts too: something the felt test missed could lie in it.
+        A patch counts whole, as far as a stack standing on the zone may show, when part of it lies on the
+        zone: a stack near the zone's far edge rises over the felt beyond it in the picture."""
+        (empty, level, reach), mask = self._empty[roi.zone.name], _half_mask(roi.mask)
         now = _half(crop)
         some = mask[::2, ::2]  # the light's level from every fourth row and column
         gain = np.median(now[::2, ::2][some] / np.maximum(empty[::2, ::2][some], 1.0), axis=0)
@@ -234,13 +243,16 @@ class ChipCounter:
             rings = np.vstack([self.geo.ring(s.x, s.y, 0.0), self.geo.ring(s.x, s.y, max(s.count, 1) * self.t)])
             cv2.fillConvexPoly(outline, cv2.convexHull(np.round((rings - (roi.x0, roi.y0)) / 2).astype(np.int32)), 1)
         outline = cv2.dilate(outline, np.ones((UNSEEN_MARGIN, UNSEEN_MARGIN), np.uint8))
-        left = changed.astype(bool) & ~outline.astype(bool) & mask
+        left = changed.astype(bool) & ~outline.astype(bool) & reach
         if cut is not None:
             left &= ~_half_mask(cut)
-        n, _, stats, centres = components(left.astype(np.uint8))
-        if n < 2:
+        n, labels, stats, centres = components(left.astype(np.uint8))
+        on_zone = np.zeros(n, bool)
+        on_zone[labels[mask]] = True  # the patches with a part on the zone
+        on_zone[0] = False
+        if not on_zone.any():
             return None
-        k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        k = int(np.argmax(np.where(on_zone, stats[:, cv2.CC_STAT_AREA], -1)))
         x, y = 2 * centres[k]
         width = self.calib.chip_diameter_px(*self.geo.rough_base(roi.x0 + x, roi.y0 + y))
         return (float(x), float(y)) if 4 * stats[k, cv2.CC_STAT_AREA] >= UNSEEN * width ** 2 else None
