@@ -338,16 +338,13 @@ def test_on_a_neutral_felt_a_zone_unlike_the_empty_table_is_uncertain():
     50s (and four 100s behind them) were all felt to the felt test: the zone read 200 for 900 with confidence
     in 4 of its 10 frames. On a neutral felt the zones are checked against the empty table's picture as where
     a denomination looks like the felt (``UNSEEN``): uncertain (``unseen``)."""
-    from firmware_host.vision.evaluation import calibrate_camera, read_picture
-    taken = load_set(OTHER / "spots-blue-913-felt-beige")
-    counter = calibrate_camera(taken.layout, "left", taken.calibration["left"]).counter
+    counter, frame, image = _calibrated(OTHER / "spots-blue-913-felt-beige", "left", "left-s00-f00.jpg")
     assert counter is not None and counter.light.felt.neutral and not counter.models.hidden
-    frame = next(f for f in taken.frames if f.file.name == "left-s00-f00.jpg")
-    truth, seen = frame.zones["bet:7"], counter.count(read_picture(frame.file)).zones["bet:7"]
+    truth, seen = frame.zones["bet:7"], counter.count(image).zones["bet:7"]
     assert truth.amount == 900 and not truth.covered
     assert seen.status == "uncertain" and "unseen" in seen.why
     counter._empty = {}  # not checked against the empty table: two stacks missed, a wrong count
-    seen = counter.count(read_picture(frame.file)).zones["bet:7"]
+    seen = counter.count(image).zones["bet:7"]
     assert seen.status == "ok" and seen.amount == 200
 
 
@@ -359,17 +356,14 @@ def test_a_stack_the_felt_test_missed_near_the_zones_far_edge_is_seen_by_the_emp
     confidence in 3 of its 10 frames. A changed patch with a part on the zone now counts whole, as far as
     a stack standing on the zone may show: uncertain (``unseen``)."""
     from firmware_host.vision.counter import _half_mask
-    from firmware_host.vision.evaluation import calibrate_camera, read_picture
-    taken = load_set(OTHER / "cool-behind-close-916-felt-grey")
-    counter = calibrate_camera(taken.layout, "left", taken.calibration["left"]).counter
-    frame = next(f for f in taken.frames if f.file.name == "left-s00-f01.jpg")
-    truth, seen = frame.zones["bet:7"], counter.count(read_picture(frame.file)).zones["bet:7"]
+    counter, frame, image = _calibrated(OTHER / "cool-behind-close-916-felt-grey", "left", "left-s00-f01.jpg")
+    truth, seen = frame.zones["bet:7"], counter.count(image).zones["bet:7"]
     assert truth.stacks == ((50,) * 7,) and not truth.covered
     assert seen.status == "uncertain" and seen.why == ("unseen",)
     roi = next(r for r in counter.rois if r.zone.name == "bet:7")
     empty, level, _ = counter._empty["bet:7"]
     counter._empty["bet:7"] = (empty, level, _half_mask(roi.mask))  # only the zone's felt
-    seen = counter.count(read_picture(frame.file)).zones["bet:7"]
+    seen = counter.count(image).zones["bet:7"]
     assert seen.status == "ok" and seen.amount == 0
 
 
@@ -459,12 +453,18 @@ def test_side_look_alikes_are_measured_with_the_level_linear_and_as_a_logarithm(
     assert load_models(tmp_path / "chips.json").side_alike == models.side_alike
 
 
-def _zone_read(root, camera, picture, zone):
+def _calibrated(root, camera, picture):
+    """*camera*'s counter calibrated from the set at *root*, its frame *picture* and that frame's image."""
     from firmware_host.vision.evaluation import calibrate_camera, read_picture
     taken = load_set(root)
     counter = calibrate_camera(taken.layout, camera, taken.calibration[camera]).counter
     frame = next(f for f in taken.frames if f.file.name == picture)
-    return frame.zones[zone], counter.count(read_picture(frame.file)).zones[zone]
+    return counter, frame, read_picture(frame.file)
+
+
+def _zone_read(root, camera, picture, zone):
+    counter, frame, image = _calibrated(root, camera, picture)
+    return frame.zones[zone], counter.count(image).zones[zone]
 
 
 def test_a_stack_joined_to_a_printed_line_is_not_an_arm_and_an_arm_still_is():

@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from calibration.chips import ChipModels, ColourModel, features, robust_spread, side_features
-from calibration.geometry import TableCalibration, out_of_view
+from calibration.geometry import TableCalibration, Zone, out_of_view
 from firmware_host.vision import hiding
 from firmware_host.vision.arrays import bgr, components, every
 from firmware_host.vision.light import LIGHT_APART, TableLight, colour_card
@@ -135,9 +135,7 @@ class ChipCounter:
         self.rois: list[ZoneRoi] = []
         for zone in lay.zones:
             poly = np.array(zone.polygon)
-            height = lay.max_stack * self.t if zone.kind != "cards" else 0.0  # cards lie flat
-            top = np.hstack([poly, np.full((len(poly), 1), height)])
-            pts = np.vstack([self.cam.project(poly), self.cam.project(top)])
+            pts = self._standing(zone)
             margin = 4 + calib.chip_diameter_px(*poly.mean(0)) * (0.6 if zone.kind != "cards" else 0.1)
             x0, y0 = np.floor(pts.min(0) - margin).astype(int)
             x1, y1 = np.ceil(pts.max(0) + margin).astype(int)
@@ -173,6 +171,14 @@ class ChipCounter:
                 if self._printed is None:
                     self._printed = np.zeros(calib.image_size[::-1], bool)
                 self._printed[rows + roi.y0, cols + roi.x0] = True
+
+    def _standing(self, zone: Zone) -> np.ndarray:
+        """Where a stack standing on *zone* may show: the picture's pixels of the zone's corners on the felt
+        and at the tallest stack's height (a card area's on the felt alone: cards lie flat)."""
+        poly = np.array(zone.polygon)
+        height = self.calib.layout.max_stack * self.t if zone.kind != "cards" else 0.0
+        top = np.hstack([poly, np.full((len(poly), 1), height)])
+        return np.vstack([self.cam.project(poly), self.cam.project(top)])
 
     def _learn_prints(self, empty: np.ndarray) -> dict[str, tuple[tuple[np.ndarray, np.ndarray], np.ndarray]]:
         """Per chip zone, the felt's print seen in the empty table's picture: its thin not-felt pixels
@@ -214,9 +220,7 @@ class ChipCounter:
         for r in self.rois:
             if r.zone.kind != "cards":
                 crop = _half(empty[r.y0:r.y1, r.x0:r.x1]).astype(np.float32)
-                poly = np.array(r.zone.polygon)
-                top = np.hstack([poly, np.full((len(poly), 1), self.calib.layout.max_stack * self.t)])
-                pts = np.vstack([self.cam.project(poly), self.cam.project(top)]) - (r.x0, r.y0)
+                pts = self._standing(r.zone) - (r.x0, r.y0)
                 reach = np.zeros(crop.shape[:2], np.uint8)
                 cv2.fillConvexPoly(reach, cv2.convexHull(np.round(pts / 2).astype(np.int32)), 1)
                 out[r.zone.name] = (crop, max(float(np.median(crop[_half_mask(r.mask)].sum(1))), 1.0),
