@@ -71,8 +71,9 @@ def hidden(geo: StackProjection, stacks: Sequence[Stack], x: float, y: float) ->
     if not front:
         return False
     chip = geo.outline(x, y, 1)
-    x0, y0 = np.floor(np.vstack(front + [chip]).min(0)).astype(int) - 2
-    x1, y1 = np.ceil(np.vstack(front + [chip]).max(0)).astype(int) + 2
+    every = np.vstack(front + [chip])
+    x0, y0 = np.floor(every.min(0)).astype(int) - 2
+    x1, y1 = np.ceil(every.max(0)).astype(int) + 2
     cover, own = np.zeros((y1 - y0, x1 - x0), np.uint8), np.zeros((y1 - y0, x1 - x0), np.uint8)
     for p in front:
         cv2.fillConvexPoly(cover, np.round(p - (x0, y0)).astype(np.int32), 1)
@@ -151,8 +152,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"a chip could hide from the counting camera: {figures['hidden_one_view']} "
           f"({figures['hidden_one_view_share']} %); from every camera holding it: {figures['hidden_every_view']} "
           f"({figures['hidden_every_view_share']} %)")
-    for zone, (one, every) in figures["per_zone"].items():  # type: ignore[attr-defined]
-        print(f"  {zone:6} {one:4} {every:4}")
+    print("  zone   hidden from one view, from every view")
+    for zone in sorted(result.one):
+        print(f"  {zone:6} {result.one[zone]:4} {result.every[zone]:4}")
     print(json.dumps(figures))
     return 0
 
