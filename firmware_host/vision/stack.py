@@ -62,6 +62,11 @@ FACE_STEP = 0.3  # a step this bright (light-normalised sum of channels) from si
 FACE_STEP_SHARE = 0.4  # stack's top, the top rim's under this share of it: the face of a stack behind, seen over it
 FACE_ABSENT = -0.3  # a step this far below none under a stack's top rim: no face over it (its silhouette's top is a
 # chip's lying touching it behind, seen whole over it: two 500s and one behind read as six; stacks read, at least -0.12)
+BARE_BASE = 0.35  # a bottom chip's side flatter than this share of the others' (their texture: edge inserts,
+# spots, gloss): no chip's side, the stack's own shadow cast toward the camera (an 11-high stack of 1000s under a
+# spot read 12: bottom 0.08-0.25 of the others, stacks read right 0.60 or more)
+SIDE_TEXTURE = 0.04  # sides flatter than this (spread over their columns, share of their level) carry no texture
+BARE_CHIPS = 3  # the least chips read for the bottom one's side to be compared with the others'
 
 # a card beside a split stack: its pixels (ROI mask), its light-normalised colour, the direction
 # from that colour to the chip's top face (card 0, chip 1); see StackReader._card_contrast
@@ -213,10 +218,11 @@ class StackReader:
             return StackSeen(r.x, r.y, None, 0, 0.0)
         assert r.colour is not None  # (read by _top)
         stray, side, layers = self._outline(zone, blob, r, m, h)
-        sigma = max(h.sigma, 1.0) if stray else h.sigma  # not one stack's outline (a card, a stack behind it)
+        bare = not stray and self._bare_base(zone, r, h.chips)  # its base the edges found: its shadow's?
+        sigma = max(h.sigma, 1.0) if stray or bare else h.sigma  # not one stack's outline (a card, a stack behind it)
         count, count_conf, inlay = h.chips, count_confidence(h.est, sigma), None
-        if count_conf < MIN_CONFIDENCE and not stray and not layers and h.est >= 0.5:  # between two counts: the top
-            # face's centre (not for a mixed stack: its chips were read at the height measured)
+        if count_conf < MIN_CONFIDENCE and not (stray or bare or layers) and h.est >= 0.5:  # between two counts: the
+            # top face's centre (not for a mixed stack: its chips were read at the height measured)
             near = sorted({max(1, int(np.floor(h.est))), max(1, int(np.ceil(h.est)))})
             confirmed = [n for n in near if self.inlay_peaks(zone, r.x, r.y, n, r.value)]
             if len(confirmed) == 1 and abs(h.est - confirmed[0]) <= INLAY_REACH:
@@ -781,6 +787,22 @@ class StackReader:
         rise = float(median(base - rims[1]))
         rows = [np.round(base + depth * rise).astype(int) - zone.origin[1] for depth in depths]
         return rows, cols - zone.origin[0]
+
+    def _bare_base(self, zone: ZonePicture, r: _Reading, count: int) -> bool:
+        """Whether the bottom chip of a stack counted *count* shows a side flatter than ``BARE_BASE`` of its
+        other chips' (each chip's row midway up its side, over the middle columns: spread over level): felt in
+        the stack's shadow cast toward the camera, read as a chip (a dark chip's side, reflecting the felt, is
+        as dark and as green as that shadow). Not for fewer than ``BARE_CHIPS`` chips, nor sides without texture."""
+        if count < BARE_CHIPS:
+            return False
+        cols, rims = self.geo.rims(r.x, r.y, count)
+        px = sample(zone.crop, zone.origin, cols, (rims[:-1] + rims[1:]) / 2)
+        if px is None:
+            return False
+        grey = px.mean(2)
+        texture = grey.std(1) / np.maximum(grey.mean(1), 1.0)
+        others = float(np.median(texture[1:]))
+        return others >= SIDE_TEXTURE and float(texture[0]) < BARE_BASE * others
 
     def _under_base(self, zone: ZonePicture, cols: np.ndarray, rims: np.ndarray) -> float:
         """The share of a stack's middle *cols* (and its layers' front *rims*: ``geo.rims``) unlike the
