@@ -974,6 +974,7 @@ def test_a_chip_seen_whole_over_a_stack_it_touches_behind_is_not_its_top(table, 
         with monkeypatch.context() as m:  # (six chips there could hide a chip showing a band of 2 px: not either)
             m.setattr(stack_module, "FACE_ABSENT", -1e9)
             m.setattr(hiding, "OUTLINE_BLUR_PX", 0.0)
+            m.setattr(hiding, "EDGE_SLACK", 0.0)  # (nor one hidden just beyond the zone's edge)
             blind = table[3].count(frame).zones["pot"]
         assert blind.status == "ok" and blind.amount == 3000, blind  # six 500s
 
@@ -1017,7 +1018,24 @@ def test_a_chip_showing_less_than_the_outlines_blur_allowance_behind_a_stack_cou
         assert seen.status == "uncertain" and seen.why == ("behind",) and seen.amount == amount, seen
         with monkeypatch.context() as m:
             m.setattr(hiding, "OUTLINE_BLUR_PX", 0.0)
+            m.setattr(hiding, "EDGE_SLACK", 0.0)  # (nor one hidden just beyond the zone's edge)
             blind = table[3].count(frame).zones[zone]
         assert blind.status == "ok" and blind.amount == amount, blind  # the chip behind missed
     alone = table[3].count(picture(table, stacks[:1])).zones[zone]
     assert alone.why == ("behind",)
+
+
+def test_a_chip_hidden_just_inside_a_zones_far_edge_counts_as_hidden(monkeypatch):
+    """The renderer's ``behind`` condition (seed 481), left camera: two 2000s touching six 1000s behind them,
+    their centre 1 mm inside bet:5's far edge, wholly hidden; the zone read 6700 for 10700 with confidence in
+    10 frames. The spots where a chip could hide were taken from the zone's pixels, none of whose centres
+    lay that near its edge. Where a chip lies is known to ``EDGE_SLACK`` (2 mm): a spot that far beyond the
+    edge may be in the zone (``hiding.hidden_spot``), and the zone is uncertain (``behind``)."""
+    left = installed("left")
+    stacks = [Stack(290.8, 370.0, 1000, 6), Stack(321.3, 318.4, 100, 7), Stack(321.9, 394.0, 2000, 2)]
+    frame = picture(left, stacks)
+    seen = left[3].count(frame).zones["bet:5"]
+    assert seen.status == "uncertain" and seen.why == ("behind",) and seen.amount == 6700, seen
+    monkeypatch.setattr(hiding, "EDGE_SLACK", 0.0)
+    blind = left[3].count(frame).zones["bet:5"]
+    assert blind.status == "ok" and blind.amount == 6700, blind  # the 2000s missed, with confidence

@@ -20,9 +20,11 @@ from firmware_host.vision.projection import StackProjection, ZoneRoi
 from firmware_host.vision.results import UNCOUNTED, StackSeen, ZoneCount, ZoneStatus
 from firmware_host.vision.stack import OUTLINE_BLUR_PX
 
-__all__ = ["HIDDEN_SLACK", "behind", "hidden_spot"]
+__all__ = ["EDGE_SLACK", "HIDDEN_SLACK", "behind", "hidden_spot"]
 
 HIDDEN_SLACK = 2.0  # mm two stacks' measured centres may come closer than a diameter (where they stand is measured)
+EDGE_SLACK = 2.0  # mm beyond the zone's edge a hidden chip's centre may lie and be the zone's (as measured; the zone's
+# pixels alone missed one 1 mm inside its far edge, wholly hidden: 2 x 2000 behind 6 x 1000, read 6700 for 10700)
 
 
 def behind(geo: StackProjection, rois: Iterable[ZoneRoi], zones: dict[str, ZoneCount], tallest: int) -> None:
@@ -48,7 +50,8 @@ def behind(geo: StackProjection, rois: Iterable[ZoneRoi], zones: dict[str, ZoneC
 
 def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen]) -> tuple[float, float] | None:
     """Where (table mm) a single chip could lie in the zone wholly hidden behind its *stacks* in this
-    camera's view (its outline within theirs), its centre in the zone and clear of their footprints;
+    camera's view (its outline within theirs), its centre in the zone (or ``EDGE_SLACK`` beyond its edge) and
+    clear of their footprints;
     or None. First right behind each stack, touching it (its height tells); then behind each stack
     tall enough, from the nearest: the union of its outline and those of the stacks nearer the
     camera, eroded by one chip's outline a diameter behind it (the nearest a chip can lie; further
@@ -83,7 +86,7 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
     edge = far + 3 * geo.r  # the chip's far edge, where a pixel spans this many mm of height:
     band = OUTLINE_BLUR_PX * (edge ** 2 + (geo.cam_z - geo.t) ** 2) / (float(geo.cam.K[0, 0]) * edge)
     for i in order[(over(heights - geo.t + band, 2 * geo.r) & clear(ahead))[order]]:
-        if roi.zone.inside(*ahead[i]) >= 0:
+        if roi.zone.inside(*ahead[i]) >= -EDGE_SLACK:
             return float(ahead[i, 0]), float(ahead[i, 1])
     # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs, each widened for
     # the blur as the counter's outline test widens it (what shows of a chip within them, no test sees)
@@ -99,13 +102,14 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
         for o in front:
             cv2.fillConvexPoly(union, o - (x0, y0), 1)
         kernel, anchor = geo.chip_kernel(ahead[i])
-        v, u = np.nonzero(cv2.erode(union, kernel, anchor=anchor, borderValue=0).astype(bool)
-                          & roi.mask[y0:y1, x0:x1])  # the centres of chips the stacks cover whole
+        covered = cv2.erode(union, kernel, anchor=anchor, borderValue=0).astype(bool)  # the centres of chips
+        v, u = np.nonzero(covered)  # the stacks cover whole
         if not len(u):
             continue
         px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
         spots = geo.cam.to_table(px)
-        k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - geo.cam_xy, axis=1) > far[i]))
+        near = roi.mask[y0:y1, x0:x1][v, u] | np.array([roi.zone.inside(*p) >= -EDGE_SLACK for p in spots])
+        k = np.flatnonzero(near & clear(spots) & (np.linalg.norm(spots - geo.cam_xy, axis=1) > far[i]))
         if len(k):  # the nearest such spot to the stack
             spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
             return float(spot[0]), float(spot[1])
