@@ -637,10 +637,12 @@ def test_a_mixed_stack_is_read_chip_by_chip_only_when_its_reading_holds_a_little
     of a chip low (the base found 3 mm off), so the middle row fell on the pink chip. A mixed stack's chips
     are read again ``SIDE_SHIFT`` (0.25) chip lower and higher and must read the same; else uncertain
     (-0.1 points on average on the 68 evaluations: the renderer's ``mixed`` 57.5 -> 54.8 %). Its chips take
-    just under 3 rows there: since 2026-11-27 night ``MIXED_ROWS`` leaves it unread too, so that rule is off
-    here first."""
-    from firmware_host.vision import sides
+    just under 3 rows there: since 2026-11-27 night ``MIXED_ROWS`` leaves it unread too, and since 2026-11-28
+    its bottom row, read a third of a chip low, shows less texture than the others (``BARE_BASE``): those rules
+    are off here first."""
+    from firmware_host.vision import sides, stack
     monkeypatch.setattr(sides, "MIXED_ROWS", 0.0)
+    monkeypatch.setattr(stack, "BARE_BASE", 0.0)
     figures, without = _with_and_without(monkeypatch, "SIDE_SHIFT", 0.0, RETAKE / "cool-bright-171")
     assert figures["wrong_share"] == 0 and figures["exact_share"] + figures["behind_right_share"] > 0.5, figures
     assert without["stable_wrong"] > 0
@@ -733,9 +735,11 @@ def test_specks_together_as_large_as_part_of_a_chip_make_the_zone_uncertain(monk
     zone-frames wrong, 3 held stable). Specks together over ``SPECKS`` (0.05) chip footprints within
     ``SPECKS_REACH`` chip widths of one another make the zone uncertain: what lies there cannot be
     read (cost: one zone-frame in four of the 68 evaluations, none on the committed set). Since the
-    hidden-chip rule widens the stacks' outlines for the blur, a chip that could lie behind the 500s leaves
-    that zone uncertain too: switched off here, so that the specks rule is shown needed on its own."""
+    hidden-chip rule widens the stacks' outlines for the blur, and takes spots up to ``EDGE_SLACK`` beyond
+    the zone's edge, a chip that could lie behind the 500s leaves that zone uncertain too: both switched off
+    here, so that the specks rule is shown needed on its own."""
     monkeypatch.setattr(hiding, "OUTLINE_BLUR_PX", 0.0)
+    monkeypatch.setattr(hiding, "EDGE_SLACK", 0.0)
     figures, blind = _with_and_without(monkeypatch, "SPECKS", 1.0, PHYSICAL / "spots-green",
                                        RETAKE / "spots-green-166")
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
