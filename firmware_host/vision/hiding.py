@@ -102,14 +102,13 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
         for o in front:
             cv2.fillConvexPoly(union, o - (x0, y0), 1)
         kernel, anchor = geo.chip_kernel(ahead[i])
-        covered = cv2.erode(union, kernel, anchor=anchor, borderValue=0).astype(bool)  # the centres of chips
-        v, u = np.nonzero(covered)  # the stacks cover whole
-        if not len(u):
+        v, u = np.nonzero(cv2.erode(union, kernel, anchor=anchor, borderValue=0))  # the centres of chips the
+        if not len(u):  # stacks cover whole
             continue
         px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
         spots = geo.cam.to_table(px)
-        near = roi.mask[y0:y1, x0:x1][v, u] | np.array([roi.zone.inside(*p) >= -EDGE_SLACK for p in spots])
-        k = np.flatnonzero(near & clear(spots) & (np.linalg.norm(spots - geo.cam_xy, axis=1) > far[i]))
+        k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - geo.cam_xy, axis=1) > far[i]))
+        k = k[[bool(roi.mask[y0 + v[j], x0 + u[j]]) or roi.zone.inside(*spots[j]) >= -EDGE_SLACK for j in k]]
         if len(k):  # the nearest such spot to the stack
             spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
             return float(spot[0]), float(spot[1])

@@ -219,7 +219,8 @@ class StackReader:
         assert r.colour is not None  # (read by _top)
         stray, side, layers = self._outline(zone, blob, r, m, h)
         bare = not stray and self._bare_base(zone, r, h.chips)  # its base the edges found: its shadow's?
-        sigma = max(h.sigma, 1.0) if stray or bare else h.sigma  # not one stack's outline (a card, a stack behind it)
+        sigma = max(h.sigma, 1.0) if stray or bare else h.sigma  # not one stack's outline (a card, a stack behind
+        # it), or its base maybe its shadow
         count, count_conf, inlay = h.chips, count_confidence(h.est, sigma), None
         if count_conf < MIN_CONFIDENCE and not (stray or bare or layers) and h.est >= 0.5:  # between two counts: the
             # top face's centre (not for a mixed stack: its chips were read at the height measured)
