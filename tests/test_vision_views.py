@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from calibration.geometry import load_layout
+from calibration.geometry import CameraModel, load_layout
+from calibration.mount import mount_camera
 from firmware_host.sim import views
 from firmware_host.vision.projection import StackProjection
 
@@ -15,7 +16,7 @@ LAYOUT = load_layout("hardware/camera/table8.toml")
 
 
 def _shipped() -> dict[str, StackProjection]:
-    return {m.name: views.camera(LAYOUT, m.position, m.aim, m.focal_px, m.size) for m in LAYOUT.cameras}
+    return {m.name: views.camera(LAYOUT, mount_camera(LAYOUT, m.name), m.size) for m in LAYOUT.cameras}
 
 
 def _behind(geo: StackProjection, x: float, y: float) -> tuple[float, float]:
@@ -34,7 +35,8 @@ def test_a_chip_right_behind_a_tall_stack_is_hidden_from_its_camera_and_seen_fro
     assert views.hidden(right, stack, *spot)
     assert not views.hidden(right, [(*stack[0][:2], 1)], *spot)  # one chip hides none behind it
     assert not views.holds(cameras["left"], *spot)  # the shipped left camera looks at the other half
-    second = views.camera(LAYOUT, (-700, -650, 400), (-550, -50, 0), 900, (1280, 720))
+    second = views.camera(LAYOUT, CameraModel.looking_at((-700, -650, 400), (-550, -50, 0), 900, (1280, 720)),
+                          (1280, 720))
     assert views.holds(second, *spot) and not views.hidden(second, stack, *spot)
 
     alone = views.hiding(LAYOUT, cameras, [("bet:4", stack)])

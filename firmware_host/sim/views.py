@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from calibration.geometry import CameraModel, Layout, TableCalibration, Zone
+from calibration.mount import mount_camera
 from firmware_host.vision.evaluation import EvalSet, load_set
 from firmware_host.vision.projection import StackProjection
 from firmware_host.vision.stack import OUTLINE_BLUR_PX
@@ -48,10 +49,8 @@ class Hiding:
                 "per_zone": {z: [self.one[z], self.every[z]] for z in sorted(self.one)}}
 
 
-def camera(layout: Layout, position: Sequence[float], aim: Sequence[float], focal: float,
-           size: tuple[int, int]) -> StackProjection:
-    """A camera at its nominal mount, as the counter's geometry sees it."""
-    model = CameraModel.looking_at(position, aim, focal, size)
+def camera(layout: Layout, model: CameraModel, size: tuple[int, int]) -> StackProjection:
+    """A camera (*model*, its picture *size*) as the counter's geometry sees it."""
     return StackProjection(TableCalibration(layout, model, size, (), 0.0))
 
 
@@ -143,9 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sets = [load_set(s) for s in args.sets]
     layout = sets[0].layout
     lens = layout.cameras[0]
-    cameras = {m.name: camera(layout, m.position, m.aim, m.focal_px, m.size) for m in layout.cameras}
+    cameras = {m.name: camera(layout, mount_camera(layout, m.name), m.size) for m in layout.cameras}
     for name, at, aim, focal in args.extra:
-        cameras[name] = camera(layout, at, aim, focal or lens.focal_px, lens.size)
+        cameras[name] = camera(layout, CameraModel.looking_at(at, aim, focal or lens.focal_px, lens.size), lens.size)
     result = hiding(layout, cameras, [s for e in sets for s in zone_scenes(e)])
     figures = result.figures()
     print(f"zone-scenes with stacks: {result.scenes}; cameras: {', '.join(cameras)}")

@@ -108,7 +108,7 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
         px = np.column_stack([u + x0 + roi.x0, v + y0 + roi.y0]).astype(np.float64)
         spots = geo.cam.to_table(px)
         k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - geo.cam_xy, axis=1) > far[i]))
-        k = k[[bool(roi.mask[y0 + v[j], x0 + u[j]]) or roi.zone.inside(*spots[j]) >= -EDGE_SLACK for j in k]]
+        k = k[[roi.zone.inside(*spots[j]) >= -EDGE_SLACK for j in k]]
         if len(k):  # the nearest such spot to the stack
             spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
             return float(spot[0]), float(spot[1])

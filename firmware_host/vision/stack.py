@@ -217,8 +217,9 @@ class StackReader:
         except _GiveUp:
             return StackSeen(r.x, r.y, None, 0, 0.0)
         assert r.colour is not None  # (read by _top)
-        stray, side, layers = self._outline(zone, blob, r, m, h)
-        bare = not stray and self._bare_base(zone, r, h.chips)  # its base the edges found: its shadow's?
+        middle, rims = self.geo.rims(r.x, r.y, h.chips)  # where its side is read and its face's step
+        stray, side, layers = self._outline(zone, blob, r, m, h, middle, rims)
+        bare = not stray and self._bare_base(zone, middle, rims)  # its base the edges found: its shadow's?
         sigma = max(h.sigma, 1.0) if stray or bare else h.sigma  # not one stack's outline (a card, a stack behind
         # it), or its base maybe its shadow
         count, count_conf, inlay = h.chips, count_confidence(h.est, sigma), None
@@ -393,8 +394,8 @@ class StackReader:
             sigma = float(np.hypot(sigma, CARD_SIGMA * m.against[keep].mean()))
         return _Height(est, per_chip, count, sigma, keep, valid, shape, excess)
 
-    def _outline(self, zone: ZonePicture, blob: StackBlob, r: _Reading, m: _Measured,
-                 h: _Height) -> tuple[bool, bool, tuple[int, ...]]:
+    def _outline(self, zone: ZonePicture, blob: StackBlob, r: _Reading, m: _Measured, h: _Height,
+                 middle: np.ndarray, rims: np.ndarray) -> tuple[bool, bool, tuple[int, ...]]:
         """Whether the stack's outline is not one stack's (*stray*: a column far off the others, chips of
         another denomination under its top not read one by one, a chip under its base, a stack behind it
         seen beside or over it), whether for its side (*side*), and its chips read on its side (a mixed
@@ -402,7 +403,6 @@ class StackReader:
         cols, spans, bottoms, _, _ = m.columns
         keep, per_chip, count, value = h.keep, h.per_chip, h.chips, r.value
         stray = bool(np.abs(h.shape[h.valid] - median(h.shape[h.valid])).max() > STRAY_CHIPS * per_chip)
-        middle, rims = self.geo.rims(r.x, r.y, count)  # where the side is read and the face's step
         layers, foreign = ((), False) if value is None else self.sides.read(zone.crop, zone.origin, zone.white,
                                                                              middle, rims, value, zone.felt)
         side = not layers and (foreign or self._foreign_side(zone, cols[keep], (bottoms - spans)[keep],
@@ -789,14 +789,14 @@ class StackReader:
         rows = [np.round(base + depth * rise).astype(int) - zone.origin[1] for depth in depths]
         return rows, cols - zone.origin[0]
 
-    def _bare_base(self, zone: ZonePicture, r: _Reading, count: int) -> bool:
-        """Whether the bottom chip of a stack counted *count* shows a side flatter than ``BARE_BASE`` of its
-        other chips' (each chip's row midway up its side, over the middle columns: spread over level): felt in
-        the stack's shadow cast toward the camera, read as a chip (a dark chip's side, reflecting the felt, is
-        as dark and as green as that shadow). Not for fewer than ``BARE_CHIPS`` chips, nor sides without texture."""
-        if count < BARE_CHIPS:
+    def _bare_base(self, zone: ZonePicture, cols: np.ndarray, rims: np.ndarray) -> bool:
+        """Whether the bottom chip of a stack (its middle *cols* and layers' front *rims*: ``geo.rims``) shows a
+        side flatter than ``BARE_BASE`` of its other chips' (each chip's row midway up its side: spread over
+        level): felt in the stack's shadow cast toward the camera, read as a chip (a dark chip's side, reflecting
+        the felt, is as dark and as green as that shadow). Not for fewer than ``BARE_CHIPS`` chips, nor sides
+        without texture."""
+        if len(rims) - 1 < BARE_CHIPS:
             return False
-        cols, rims = self.geo.rims(r.x, r.y, count)
         px = sample(zone.crop, zone.origin, cols, (rims[:-1] + rims[1:]) / 2)
         if px is None:
             return False
