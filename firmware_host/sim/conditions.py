@@ -51,6 +51,7 @@ class Condition:
     mixed: float = 0.0  # the share of stacks of two chips or more made of two denominations
     touching: float = 0.0  # the share of stacks given a neighbour touching it, side by side as the camera sees it
     behind: float = 0.0  # the share of stacks (two chips or more) given one or two chips touching them behind
+    tall: bool = False  # stacks of 8 chips to the layout's max_stack (render.random_scene)
 
 
 CONDITIONS = {
@@ -69,6 +70,8 @@ CONDITIONS = {
     "touching": Condition(touching=0.6),
     "printed": Condition(calibration={"betting_line": 235.0}, frames={"betting_line": 235.0}),
     "behind": Condition(behind=0.7),
+    "tall": Condition(tall=True),
+    "spots-tall": Condition(frames={"spots": ((0.35, 0.55, 0.6), (0.75, 0.7, 0.5))}, tall=True),
 }
 BEHIND_OFF = 50.0  # degrees: how far off the camera's line of sight a chip touching a stack behind it lies, at most
 
@@ -170,7 +173,7 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
                         render(_scene(show, condition.calibration), layout, camera, seed=value), jpeg)
         labels["calibration"][mount.name] = {"table": [table], "chips": chips}
         for s in range(scenes):
-            for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames)):
+            for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames, condition.tall)):
                 scene = _mixed(_scene(scene, condition.frames, condition.light), condition.mixed)
                 scene = _touching(scene, condition.touching, layout, camera)
                 scene = _behind(scene, condition.behind, layout, camera)

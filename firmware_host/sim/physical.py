@@ -131,12 +131,14 @@ class Session:
     seed: int = 1
     shades: int = 0  # another maker's chips: each colour's shade drawn with this seed (0: the named colours)
     behind_off: float = BEHIND_OFF  # degrees: how far off the camera's line of sight a chip behind a stack lies
+    tall: bool = False  # stacks of 8 chips to the layout's max_stack (render.random_scene)
 
     @property
     def tags(self) -> list[str]:
         """The conditions every frame of the session has."""
         tags = [self.light, self.felt, "inlay" if self.inlay else "no-inlay"] + (["shades"] if self.shades else [])
         tags += ["distortion"] if self.distortion != (0.0, 0.0) else []
+        tags += ["tall"] if self.tall else []
         return tags + (["bands"] if "bands" in LIGHTS[self.light] else [])
 
 
@@ -976,7 +978,7 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
     stacks built in 3D with the session's variants: the frames' labels."""
     layout = props.layout
     rng = np.random.default_rng(seed)
-    scenes = render.sequence(rng, layout, render.HOUSE_004, frames)
+    scenes = render.sequence(rng, layout, render.HOUSE_004, frames, props.session.tall)
     built = build_stacks(scenes, layout, props.session.variants, rng, eye=tuple(camera.position()[:2]),
                          behind_off=props.session.behind_off)
     sensor, labels = Sensor(), []
@@ -997,14 +999,14 @@ def film_sequence(root: Path, props: Props, name: str, camera: CameraModel, spp:
 
 def write_session(out: str | Path, name: str, layout_path: str | Path, frames: int = 10, spp: int = 16,
                   sequences: int = 1, cameras: Sequence[str] | None = None, seed: int | None = None,
-                  shades: int = 0, felt: str | None = None) -> Path:
+                  shades: int = 0, felt: str | None = None, tall: bool = False) -> Path:
     """The set of session *name* in *out*/*name*: per camera its calibration pictures and *sequences*
     sequences of *frames* frames, ``labels.json`` (``docs/vision.md``) and the layout it was made for.
     *seed*: other scenes, chips and noise under the same conditions (default: the session's own); *shades*:
     another maker's chip colours, drawn with this seed (:func:`shade`; 0: the named colours); *felt*: another
-    of ``FELTS`` than the session's."""
+    of ``FELTS`` than the session's; *tall*: stacks of 8 chips to the layout's ``max_stack``."""
     session = dataclasses.replace(SESSIONS[name], seed=SESSIONS[name].seed if seed is None else seed, shades=shades,
-                                  felt=felt or SESSIONS[name].felt)
+                                  felt=felt or SESSIONS[name].felt, tall=tall)
     root = Path(out) / name
     root.mkdir(parents=True, exist_ok=True)
     full = load_layout(layout_path)
@@ -1076,6 +1078,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="other scenes, same conditions (a held-out set)")
     parser.add_argument("--shades", type=int, default=0, help="another maker's chip colours, drawn with this seed")
     parser.add_argument("--felt", choices=sorted(FELTS), help="another felt than the session's")
+    parser.add_argument("--tall", action="store_true", help="stacks of 8 chips to the layout's max_stack")
     args = parser.parse_args(argv)
     unknown = [s for s in args.sessions if s not in SESSIONS]
     if unknown or args.frames < 10:
@@ -1088,7 +1091,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.sessions or list(SESSIONS):
             started = time.perf_counter()
             root = write_session(args.out, name, layout_path, args.frames, args.spp, args.sequences, args.camera,
-                                 args.seed, args.shades, args.felt)
+                                 args.seed, args.shades, args.felt, args.tall)
             print(json.dumps({"session": name, "set": str(root), "minutes": round((time.perf_counter() - started) / 60,
                                                                                    1)}), flush=True)
     return 0

@@ -363,8 +363,9 @@ def apart(stacks: Iterable[Stack], layout: Layout, camera: CameraModel, gap: flo
 
 
 def random_scene(rng: np.random.Generator, layout: Layout, colours: dict[int, str], max_stack: int = 12,
-                 occupancy: float = 0.6, camera: CameraModel | None = None) -> Scene:
-    """Random chips in the bet zones and the pot, random cards, under a random light (no arms)."""
+                 occupancy: float = 0.6, camera: CameraModel | None = None, tall: bool = False) -> Scene:
+    """Random chips in the bet zones and the pot, random cards, under a random light (no arms). *tall*:
+    stacks of 8 chips to the layout's ``max_stack`` (a casino's full stacks of 20), drawn evenly."""
     r = layout.chip_diameter / 2
     values = sorted(colours)
     stacks = []
@@ -373,7 +374,8 @@ def random_scene(rng: np.random.Generator, layout: Layout, colours: dict[int, st
             continue
         n = int(rng.integers(1, 5 if zone.kind == "pot" else 4))
         for x, y in _place(rng, zone, n, r, []):
-            count = int(min(max_stack, 1 + rng.geometric(0.25)))
+            count = (int(rng.integers(8, layout.max_stack + 1)) if tall
+                     else int(min(max_stack, 1 + rng.geometric(0.25))))
             stacks.append(Stack(round(x, 1), round(y, 1), int(rng.choice(values)), count))
     stacks = list(apart(stacks, layout, camera or mount_camera(layout)))
     cards = tuple((z.name, bool(rng.random() < 0.3)) for z in layout.zones
@@ -455,10 +457,12 @@ def _arm_over(rng: np.random.Generator, zone: Zone, share: float) -> Arm:
                int(rng.integers(4)), int(rng.integers(4)))
 
 
-def sequence(rng: np.random.Generator, layout: Layout, colours: dict[int, str], frames: int = 10) -> list[Scene]:
+def sequence(rng: np.random.Generator, layout: Layout, colours: dict[int, str], frames: int = 10,
+             tall: bool = False) -> list[Scene]:
     """A short scene of *frames* (at least 10): chips at rest (0-2); an arm over a chip zone adds a
-    stack (3-5); rest (6); another arm passes over another zone (7); rest (8-)."""
-    base = random_scene(rng, layout, colours)
+    stack (3-5); rest (6); another arm passes over another zone (7); rest (8-). *tall*: as
+    :func:`random_scene`."""
+    base = random_scene(rng, layout, colours, tall=tall)
     chip_zones = [z for z in layout.zones if z.kind in ("bet", "pot")]
     first, second = (chip_zones[int(i)] for i in rng.choice(len(chip_zones), 2, replace=False))
     taken = [(s.x, s.y) for s in base.stacks if first.contains(s.x, s.y)]
