@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpiozero import LED, Button, Buzzer
+from gpiozero import LED, Buzzer, DigitalInputDevice
 
 from firmware_host.configfile import Section
 from firmware_host.events import Event, HandEnded, Irregularity, IrregularityResolved, Notice
@@ -106,13 +106,15 @@ class Console:
         self.asking: frozenset[str] = frozenset()  # the zones the dealer is asked to look at
         self.chips_led: LED | None = None
         try:
-            self._buttons: dict[ConsoleButton, Button] = {}
+            self._buttons: dict[ConsoleButton, DigitalInputDevice] = {}
             for name in BUTTONS:
                 pin = pins.buttons[name]
-                button = Button(pin, bounce_time=bounce_time, pin_factory=pin_factory)
-                button.when_pressed = lambda _b=None, name=name, pin=pin: self._pressed(name, pin)
+                # gpiozero's Button less its hold thread (no button is held here; that thread polls at 10 Hz
+                # and takes up to 0.1 s to stop): pulled up, pressed when low, as a Button is
+                button = DigitalInputDevice(pin, pull_up=True, bounce_time=bounce_time, pin_factory=pin_factory)
+                button.when_activated = lambda _b=None, name=name, pin=pin: self._pressed(name, pin)
                 if on_edge is not None:       # recording: the release edge too (buttons are active low)
-                    button.when_released = lambda _b=None, pin=pin: on_edge(pin, 1, self._clock())
+                    button.when_deactivated = lambda _b=None, pin=pin: on_edge(pin, 1, self._clock())
                 self._buttons[name] = button
                 self._devices.append(button)
             self.led = LED(pins.alert_led, pin_factory=pin_factory)

@@ -17,6 +17,7 @@ added to :class:`~firmware_host.rules.betting.BettingRules` or
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Callable
@@ -172,8 +173,10 @@ def builtin_ids() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml")))
 
 
+@functools.cache
 def builtin_profile(profile_id: str) -> Profile:
-    """The built-in profile *profile_id* (``"000"`` … ``"004"``)."""
+    """The built-in profile *profile_id* (``"000"`` … ``"004"``): read once (a shipped file, a frozen profile;
+    7 ms each time, hundreds of times in a simulated session)."""
     ids = builtin_ids()
     if profile_id not in ids:
         raise ValueError(f"no built-in profile {profile_id!r}; there are {', '.join(ids)}")
