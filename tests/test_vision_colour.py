@@ -270,13 +270,13 @@ def test_stacks_to_the_layouts_max_stack_are_counted_with_none_wrong(tmp_path, l
     """The renderer's ``tall`` condition (one scene a camera, stacks of 8 to 20 chips): none counted wrong,
     and stacks of 16 chips or more counted with confidence (measured, seed 491, 2 scenes: 62.0 % exact,
     33.3 % uncertain, all of it ``behind``; 111 stacks counted, none wrong)."""
-    tall = load_set(write_condition_set(tmp_path, layout_path, "tall", scenes=1, seed=491))
-    figures = evaluate(tall)
-    assert figures["wrong_share"] == 0 and figures["stacks_wrong"] == 0
-    assert figures["exact_share"] > 0.4
     from firmware_host.vision.evaluation import calibrate_cameras
     from firmware_host.vision.results import MIN_CONFIDENCE
+    tall = load_set(write_condition_set(tmp_path, layout_path, "tall", scenes=1, seed=491))
     cameras, tallest = calibrate_cameras(tall), 0
+    figures = evaluate(tall, calibrated=cameras)
+    assert figures["wrong_share"] == 0 and figures["stacks_wrong"] == 0
+    assert figures["exact_share"] > 0.4
     for frame in tall.frames:
         result = cameras[frame.camera].counter.count(read_picture(frame.file))
         for name, truth in frame.zones.items():
