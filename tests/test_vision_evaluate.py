@@ -894,3 +894,22 @@ def test_a_side_blurred_past_its_chips_rows_tells_nothing(monkeypatch, tmp_path)
     assert 1.2 < figures["calibration"]["left"]["blur_px"] < 1.5, figures["calibration"]
     sharp = _figures(PHYSICAL / "cool-bright")
     assert 0.6 < sharp["calibration"]["left"]["blur_px"] < 0.9 and sharp["exact_share"] > 0.5, sharp
+
+
+def test_a_lower_chip_part_another_denominations_colour_does_not_vouch(monkeypatch):
+    """A held-out take (``sim.physical cool-bright --felt felt-beige --seed 937``): a green 200 under three grey
+    50s, whose sides look like the 1000s' and the 2000s' under that light (a stack topped by a 50 is counted only
+    when each chip vouches for it). The 200's side row, blurred with the 50s', read as a 50 at 0.94 (1.0 with
+    a dark side's widened chroma): the stack was counted 4 x 50 with confidence 0.54 and 0.74 in two frames
+    (its zone uncertain for another stack, else a wrong count). That row lies 0.3 of the way from the 50s' side
+    model to the 200s' (3.3 spreads, 1 off that line): it does not vouch (``SideReader.blend``)."""
+    from firmware_host.vision import sides
+    take = OTHER / "cool-bright-937-felt-beige"
+    truth, seen = _zone_read(take, "right", "right-s00-f08.jpg", "bet:2")
+    assert (200, 50, 50, 50) in truth.stacks
+    fifties = [s for s in seen.stacks if s.value == 50]
+    assert len(fifties) == 1 and fifties[0].confidence < MIN_CONFIDENCE and fifties[0].why == "side", seen
+    monkeypatch.setattr(sides, "BLEND_SPREADS", 99.0)
+    _, seen = _zone_read(take, "right", "right-s00-f08.jpg", "bet:2")
+    fifties = [s for s in seen.stacks if s.value == 50]
+    assert len(fifties) == 1 and fifties[0].count == 4 and fifties[0].confidence >= MIN_CONFIDENCE, seen

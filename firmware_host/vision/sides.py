@@ -33,6 +33,8 @@ PAIR_HALF, PAIR_HALF_UNLIKE = 0.5, 3.0  # or each twice as near another's and th
 # picture blurs a chip's side into its neighbours': fewer spreads off, still nearer another)
 BLURRED_BOTTOM = 3.0  # a mixed stack's bottom chip whose side is this many spreads (its reading's side model) from
 # the chip above's blurred into the felt under it: not read (a soft picture: 2000s on green felt read as a 50)
+BLEND_SHARE, BLEND_SPREADS = 0.25, 3.0  # a lower chip's side this share of the way from the top's side model towards
+# another's, and this many spreads, nearer that line than along it: the other's colour in its row (a mixed stack)
 SIDE_BLUR = 0.4  # the camera's blur (sigma, px; calibration, on the markers' edges) over a chip's rows on a stack's
 # side beyond which a chip's row is too much its neighbours': the side tells nothing (a stack of 2 or more uncertain)
 MIXED_ROWS = 3.0  # the least rows a chip takes on a stack's side for a mixed stack's chips to be read one by one:
@@ -106,8 +108,9 @@ class SideReader:
             foreign = (bool((nearer <= FOREIGN_NEARER).any()) or self.unlike(below, value, count - 1, nearer)
                        or self.level_apart(side, value))
         if alike:  # no chip of it is read: a plain stack if each chip vouches for it (its chroma as noisy
-            vouch = self.models.classify_side(side, dark=True)  # as its level is dark)
-            return (), foreign or not self.vouched(vouch, value, value in self.level_unsure)
+            vouch = self.models.classify_side(side, dark=True)  # as its level is dark), none part another's
+            return (), (foreign or not self.vouched(vouch, value, value in self.level_unsure)
+                        or self.blend(below, value, count - 1))
         if (not foreign or read[-1][0] != value or min(c for _, c in read) < SIDE_CONFIDENCE
                 or any(v in self.side_unsure for v, _ in read)  # a chip read as a look-alike side: not read
                 or all(v == value for v, _ in read)):  # found mixed, read plain: the evidence disagrees
@@ -168,6 +171,31 @@ class SideReader:
             d, nearer = np.minimum(d[:n], d[n:]), np.minimum(nearer[:n], nearer[n:])
         pair = ((d >= PAIR_UNLIKE) & (nearer <= PAIR_NEARER)) | ((d >= PAIR_HALF_UNLIKE) & (nearer <= PAIR_HALF))
         return bool((d > SIDE_UNLIKE).any() or pair.sum() >= 2)
+
+    def blend(self, below: np.ndarray, value: int, n: int) -> bool:
+        """Whether one of a stack's *n* lower chips (*below*: as :meth:`below_top` gives them) lies
+        ``BLEND_SHARE`` of the way from *value*'s side model towards another denomination's, and
+        ``BLEND_SPREADS`` spreads at least, nearer that line than along it, as read and relative to the top
+        chip: that chip's row holds the other's colour in part (a green 200 under grey 50s, its row
+        blurred with theirs, read as a 50 at 0.94), not a chip of *value* off its model at random."""
+        if value not in self.models.side or n == 0:
+            return False
+        own = self.models.side[value]
+        mean, spread = np.asarray(own.mean, np.float32), np.asarray(own.spread, np.float32)
+        off = (below - mean) / spread  # rows x 3, in the top's spreads
+        for other, model in self.models.side.items():
+            if other == value:
+                continue
+            line = (np.asarray(model.mean, np.float32) - mean) / spread
+            length = float(np.linalg.norm(line))
+            along = off @ line / max(length, 1e-6)  # spreads towards the other
+            across = np.linalg.norm(off - along[:, None] * line[None, :] / max(length, 1e-6), axis=1)
+            hit = (along >= np.maximum(BLEND_SHARE * length, BLEND_SPREADS)) & (across <= along)
+            if len(hit) == 2 * n:
+                hit = hit[:n] & hit[n:]
+            if hit.any():
+                return True
+        return False
 
     def level_apart(self, side: np.ndarray, value: int) -> bool:
         """Whether a chip under a stack's top (*side*: its chips' side features, bottom to top) is
