@@ -188,8 +188,9 @@ class SideReader:
                 continue
             line = (np.asarray(model.mean, np.float32) - mean) / spread
             length = float(np.linalg.norm(line))
-            along = off @ line / max(length, 1e-6)  # spreads towards the other
-            across = np.linalg.norm(off - along[:, None] * line[None, :] / max(length, 1e-6), axis=1)
+            unit = line / max(length, 1e-6)
+            along = off @ unit  # spreads towards the other
+            across = np.linalg.norm(off - along[:, None] * unit[None, :], axis=1)
             hit = (along >= np.maximum(BLEND_SHARE * length, BLEND_SPREADS)) & (across <= along)
             if len(hit) == 2 * n:
                 hit = hit[:n] & hit[n:]
