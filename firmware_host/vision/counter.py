@@ -54,6 +54,7 @@ from firmware_host.vision.stack import BEYOND_FOOTPRINTS, Picture, StackBlob, St
 __all__ = ["ChipCounter", "learn_chips", "out_of_picture"]
 
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
+FOOT_SHARE = 0.25  # chip widths of columns a blob beside the zone ends on the zone in: something stands there
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 BASE_REFINED = 5.0  # mm: the most the base's refinement moves it from the rough base (measured: 1.4 over 9,180)
 VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
@@ -434,6 +435,9 @@ class ChipCounter:
         except _Occluded:
             return ZoneCount(name, ZoneStatus.OCCLUDED, 0, (), (), 0.0, motion)
         stacks = scan.stacks
+        footless = self._footless(scan, n, stats, widths)
+        if footless is not None:  # something stands on the zone that no stack read explains
+            stacks.append(StackSeen(*footless, None, 0, 0.2, why="outline"))
         unread = _unread(scan.specks)
         if unread is not None:  # specks together as large as a chip's part: a chip seen only in pieces
             stacks.append(StackSeen(*self.geo.base(roi.x0 + unread[0], roi.y0 + unread[1]), None, 0, 0.2, why="specks"))
@@ -455,6 +459,25 @@ class ChipCounter:
         status = ZoneStatus.OK if worst >= MIN_CONFIDENCE else ZoneStatus.UNCERTAIN
         why = tuple(dict.fromkeys(s.why for s in stacks if s.confidence < MIN_CONFIDENCE))
         return ZoneCount(name, status, amount, chips, tuple(stacks), float(worst), motion, why)
+
+    def _footless(self, scan: _Scan, n: int, stats: np.ndarray, widths: np.ndarray) -> tuple[float, float] | None:
+        """Where (table mm) a blob of the zone's not-felt pixels (*n* of them, with their *stats* and chip
+        *widths*) ends on the zone itself going down over ``FOOT_SHARE`` of a chip's width of columns with no
+        stack read in those columns: something stands on the zone, dropped unread (a tall stack at the zone's
+        far edge merged in the picture with the rail behind it, taken for something beside the zone; or cut
+        by a card area); or None. Something lying flat beside the zone never ends on it."""
+        roi = scan.roi
+        bases = [self.geo.base_pixel((s.x, s.y))[0] - roi.x0 for s in scan.stacks]
+        for i in range(1, n):
+            x, y, bw, bh, area = stats[i]
+            width = float(widths[i - 1])
+            if area < 0.1 * width * width:
+                continue  # a speck
+            footed = _footed(scan.labels[y:y + bh, x:x + bw] == i, (x, y), roi)
+            if (footed is not None and footed[1] >= FOOT_SHARE * width
+                    and not any(abs(u - footed[0]) <= width for u in bases)):
+                return self.geo.base(roi.x0 + footed[0], roi.y0 + y + bh - 0.5)
+        return None
 
     def _piece(self, scan: _Scan, piece: _Piece) -> list[_Piece]:
         """One blob of a zone read: a speck kept for later, a stack measured or said uncertain (in *scan*),
@@ -484,7 +507,7 @@ class ChipCounter:
         max_area = width * (width + self.calib.layout.max_stack * 1.6)
         if area > 1.6 * max_area or (touches and area > 1.5 * width * width):
             if _over(blob, (x, y), roi) <= 0.2 * width * width:
-                return []  # a card or an arm beside the zone
+                return []  # a card or an arm beside the zone (unless it ends on the zone: ``_footless``)
             return self._thinned(scan, piece, width)
         u = roi.x0 + x + float(np.nonzero(low)[1].mean()) if low.any() else u
         rough = self.geo.rough_base(u, roi.y0 + y + bh - 0.5)
@@ -708,6 +731,16 @@ def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
     out_of_areas = run & ~areas
     np.maximum.at(lowest_out, ids[out_of_areas], np.broadcast_to(rows, run.shape)[out_of_areas])
     return run & (rows <= lowest_out[ids]) & (ids > 0)
+
+
+def _footed(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> tuple[float, int] | None:
+    """Where a blob (its box at *at* in *roi*) ends over the zone itself going down: the mean column (in
+    the ROI) and how many of its columns' lowest pixels lie on the zone; None when none does. Something lying
+    flat beside the zone (a card) never ends there; something standing on the zone does."""
+    cols = np.flatnonzero(blob.any(0))
+    lowest = blob.shape[0] - 1 - np.argmax(blob[::-1, cols], axis=0)
+    on = roi.mask[at[1] + lowest, at[0] + cols]
+    return (float(at[0] + cols[on].mean()), int(on.sum())) if on.any() else None
 
 
 def _over(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> int:
