@@ -462,17 +462,18 @@ class ChipCounter:
 
     def _footless(self, scan: _Scan, n: int, stats: np.ndarray, widths: np.ndarray) -> tuple[float, float] | None:
         """Where (table mm) a blob of the zone's not-felt pixels (*n* of them, with their *stats* and chip
-        *widths*) ends on the zone itself going down over ``FOOT_SHARE`` of a chip's width of columns with no
-        stack read in those columns: something stands on the zone, dropped unread (a tall stack at the zone's
-        far edge merged in the picture with the rail behind it, taken for something beside the zone; or cut
-        by a card area); or None. Something lying flat beside the zone never ends on it."""
+        *widths*), larger than a stack's footprint and a half, ends on the zone itself going down over
+        ``FOOT_SHARE`` of a chip's width of columns with no stack read in those columns: something stands on
+        the zone, dropped unread (a tall stack at the zone's far edge merged in the picture with the rail
+        behind it, taken for something beside the zone; or cut by a card area); or None. Something lying flat
+        beside the zone never ends on it."""
         roi = scan.roi
         bases = [self.geo.base_pixel((s.x, s.y))[0] - roi.x0 for s in scan.stacks]
         for i in range(1, n):
             x, y, bw, bh, area = stats[i]
             width = float(widths[i - 1])
-            if area < 0.1 * width * width:
-                continue  # a speck
+            if area <= 1.5 * width * width:
+                continue  # as big as a stack or two at most: read as one, or a speck, or another zone's
             footed = _footed(scan.labels[y:y + bh, x:x + bw] == i, (x, y), roi)
             if (footed is not None and footed[1] >= FOOT_SHARE * width
                     and not any(abs(u - footed[0]) <= width for u in bases)):
