@@ -266,6 +266,23 @@ def test_the_tall_condition_draws_stacks_up_to_the_layouts_max_stack(layout_path
     assert "tall" in dataclasses.replace(SESSIONS["spots-green"], tall=True).tags
 
 
+def test_a_paired_set_films_each_moment_of_the_whole_table_from_both_cameras(tmp_path, layout_path):
+    """``python -m firmware_host.sim.conditions OUT NAME --paired``: every camera films the whole table (each
+    camera's scenes together), each frame labelled with its moment (``scene``) and only its own zones; counted
+    with the other camera's frame as a second view, none wrong (seed 505, 4 scenes: 72.8 % exact against
+    68.0 % without the second view, the pot's ``behind`` given back where the left camera shows it bare)."""
+    from firmware_host.vision.evaluation import evaluate
+    paired = load_set(write_condition_set(tmp_path, layout_path, "usual", scenes=1, seed=505, paired=True))
+    moments: dict[str, list[str]] = {}
+    for frame in paired.frames:
+        moments.setdefault(frame.scene, []).append(frame.camera)
+        assert set(frame.zones) == set(paired.layout.mount(frame.camera).zones) & {
+            z.name for z in paired.layout.zones if z.kind in ("bet", "pot")}
+    assert len(moments) == 10 and all(sorted(cameras) == ["left", "right"] for cameras in moments.values())
+    figures = evaluate(paired)
+    assert figures["wrong_share"] == 0 and figures["witnessed_wrong"] == 0 and figures["stacks_wrong"] == 0
+
+
 def test_stacks_to_the_layouts_max_stack_are_counted_with_none_wrong(tmp_path, layout_path):
     """The renderer's ``tall`` condition (one scene a camera, stacks of 8 to 20 chips): none counted wrong,
     and stacks of 16 chips or more counted with confidence (measured, seed 491, 2 scenes: 62.0 % exact,

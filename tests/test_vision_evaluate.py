@@ -81,6 +81,7 @@ def test_a_calibration_from_another_folder(tmp_path):
     (lambda d: d["frames"][2]["zones"]["bet:1"].update(stacks=[[25]], amount=25), "25 is not a chip value"),
     (lambda d: d.update(format="something/2"), "format: expected 'pokertable-vision-eval/1'"),
     (lambda d: d["frames"][4]["zones"]["pot"].update(kinds="mixed"), "frames[4].zones.pot.kinds: expected a list"),
+    (lambda d: d["frames"][3].update(scene=7), "frames[3].scene: expected a string"),
 ])
 def test_a_damaged_set_is_one_clear_error_naming_file_and_key(tmp_path, edit, expected):
     root = copy_set(tmp_path, edit)
@@ -920,3 +921,50 @@ def test_a_lower_chip_part_another_denominations_colour_does_not_vouch(monkeypat
     _, seen = _zone_read(take, "right", "right-s00-f08.jpg", "bet:2")
     fifties = [s for s in seen.stacks if s.value == 50]
     assert len(fifties) == 1 and fifties[0].count == 4 and fifties[0].confidence >= MIN_CONFIDENCE, seen
+
+
+def _moment_set(tmp_path, scenes):
+    """The committed set's calibration pictures and three frames of each camera showing one moment of the
+    whole table (twelve 2000s in the pot, a 500 in bet:6), labelled with a ``scene`` when *scenes*."""
+    import cv2
+
+    from calibration.geometry import load_layout
+    from firmware_host.sim.render import HOUSE_004, Scene, Stack, eval_frame, mount_camera, render, zone_truth
+    labels = json.loads((DATA / "labels.json").read_text())
+    out = tmp_path / ("paired" if scenes else "apart")
+    out.mkdir()
+    for picture in [*DATA.glob("table_*.jpg"), *DATA.glob("chips_*.jpg")]:
+        (out / picture.name).symlink_to(picture)
+    scene = Scene((Stack(0, -150, 2000, 12), Stack(430, -300, 500, 1)), colours=HOUSE_004)
+    frames = []
+    full = load_layout("hardware/camera/table8.toml")
+    for camera in ("right", "left"):
+        layout = full.view(camera)
+        for k in range(3):
+            name = f"{camera}_{k}.jpg"
+            cv2.imwrite(str(out / name), render(scene, layout, mount_camera(layout), seed=10 * k + len(camera)))
+            frame = eval_frame(name, camera, camera, round(k / 10, 2), zone_truth(scene, layout, mount_camera(layout)),
+                               ())
+            if scenes:
+                frame["scene"] = f"moment-{k}"
+            frames.append(frame)
+    labels["frames"] = frames
+    (out / "labels.json").write_text(json.dumps(labels))
+    return out
+
+
+def test_frames_of_one_moment_are_second_views_of_each_others_zones(tmp_path):
+    """Frames of the two cameras labelled with one ``scene`` show the same moment: the left camera's is a
+    second view of the pot, where from the right camera a chip could lie hidden behind twelve 2000s. Without
+    the key the pot stays uncertain (``behind``); with it the pot is counted (``witnessed_share``), none
+    wrong."""
+    figures = {}
+    for scenes in (False, True):
+        done = tablectl("vision", "evaluate", str(_moment_set(tmp_path, scenes)))
+        assert done.returncode == 0, done.stderr
+        figures[scenes] = json.loads(done.stdout.strip().splitlines()[-1])
+    apart, paired = figures[False], figures[True]
+    assert apart["witnessed_share"] == 0 and apart["behind_share"] > 0, apart
+    assert paired["witnessed_share"] == apart["behind_share"] and paired["witnessed_wrong"] == 0, paired
+    assert paired["exact_share"] == pytest.approx(apart["exact_share"] + apart["behind_share"])
+    assert paired["wrong_share"] == apart["wrong_share"] == 0

@@ -274,6 +274,10 @@ def _print_figures(figures: dict[str, Any]) -> None:
         print(f"uncertain only because a chip could lie wholly hidden behind a stack (no picture from that camera "
               f"would show it): {figures['behind_share']:.2%} of zone-frames, {figures['behind_right_share']:.2%} "
               "with the amount read right")
+    if figures["witnessed_share"]:
+        print(f"counted with confidence where a chip could hide, another camera's frame of the same moment (scene) "
+              f"showing the felt bare there: {figures['witnessed_share']:.2%} of zone-frames, "
+              f"{figures['witnessed_wrong']} of them wrong")
     if figures["stacks_counted"]:
         print(f"stacks counted with confidence where the labels place one: {figures['stacks_counted']}, "
               f"{figures['stacks_wrong']} holding other chips (in a zone left uncertain by another stack; alone "

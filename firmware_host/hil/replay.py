@@ -110,6 +110,8 @@ class Replay:
                 if rec.directory is None:
                     raise RecordingError("the recording has cameras but no directory to read their videos from")
                 self.cameras[track.name] = _camera(rec.directory, track)
+            for feed in self.cameras.values():  # each camera's frames a second view of the others' zones
+                feed.others = [other for other in self.cameras.values() if other is not feed]
         except BaseException:
             self.close()        # what was opened before the bad camera
             raise

@@ -78,6 +78,8 @@ class Devices:
             raise
         self._poller.start()
         self.cameras = list(cameras)
+        for feed in self.cameras:  # each camera's frames a second view of the others' zones (vision.witness)
+            feed.others = [other for other in self.cameras if other is not feed]
         self._clock = clock
         for feed in self.cameras:
             self.liveness.beat(f"camera:{feed.name}")

@@ -148,20 +148,24 @@ def _scene(scene: Scene, changes: dict[str, Any], light: float = 1.0) -> Scene:
 
 
 def write_condition_set(out: str | Path, layout_path: str | Path, name: str, scenes: int = 1, frames: int = 10,
-                        seed: int = 404) -> Path:
+                        seed: int = 404, paired: bool = False) -> Path:
     """The set of condition *name* in *out*/*name*: per camera its calibration pictures and
-    *scenes* sequences of *frames* (at least 10) frames."""
+    *scenes* sequences of *frames* (at least 10) frames. *paired* (in *out*/*name*-paired): every
+    camera films the whole table, each camera's scenes together, and frames of one moment share a
+    ``scene`` (a second view of each zone: ``vision.witness``)."""
     condition = CONDITIONS[name]
-    root = Path(out) / name
+    root = Path(out) / (f"{name}-paired" if paired else name)
     root.mkdir(parents=True, exist_ok=True)
     full = load_layout(layout_path)
     jpeg = [cv2.IMWRITE_JPEG_QUALITY, 88]
     rng = np.random.default_rng(seed)
     labels: dict[str, Any] = {"format": "pokertable-vision-eval/1", "profile": "004", "calibration": {},
                               "frames": []}
-    for c, mount in enumerate(full.cameras):
+    views = {}
+    for mount in full.cameras:
         layout = full.view(mount.name)
         camera = dataclasses.replace(mount_camera(layout), dist=condition.dist)
+        views[mount.name] = layout, camera
         table = f"table_{mount.name}.jpg"
         cv2.imwrite(str(root / table), render(_scene(Scene(colours=HOUSE_004), condition.calibration), layout,
                                               camera, seed=1), jpeg)
@@ -172,16 +176,30 @@ def write_condition_set(out: str | Path, layout_path: str | Path, name: str, sce
             cv2.imwrite(str(root / chips[str(value)]),
                         render(_scene(show, condition.calibration), layout, camera, seed=value), jpeg)
         labels["calibration"][mount.name] = {"table": [table], "chips": chips}
+    filmed: dict[str, list[list[Scene]]] = {}  # per camera, its sequences (the scenes of its zones)
+    for mount_name, (layout, camera) in views.items():
+        filmed[mount_name] = []
         for s in range(scenes):
-            for k, scene in enumerate(sequence(rng, layout, HOUSE_004, frames, condition.tall)):
+            filmed[mount_name].append([])
+            for scene in sequence(rng, layout, HOUSE_004, frames, condition.tall):
                 scene = _mixed(_scene(scene, condition.frames, condition.light), condition.mixed)
                 scene = _touching(scene, condition.touching, layout, camera)
-                scene = _behind(scene, condition.behind, layout, camera)
-                file = f"{mount.name}_s{s:02d}_f{k}.jpg"
+                filmed[mount_name][s].append(_behind(scene, condition.behind, layout, camera))
+    for c, (mount_name, (layout, camera)) in enumerate(views.items()):
+        for s in range(scenes):
+            for k, scene in enumerate(filmed[mount_name][s]):
+                if paired:  # the whole table: every camera's stacks, arms and cards at that moment
+                    moment = [filmed[m][s][k] for m in views]
+                    scene = dataclasses.replace(scene, stacks=tuple(x for m in moment for x in m.stacks),
+                                                arms=tuple(a for m in moment for a in m.arms),
+                                                cards=tuple({n: up for m in moment[::-1] for n, up in m.cards}.items()))
+                file = f"{mount_name}_s{s:02d}_f{k}.jpg"
                 cv2.imwrite(str(root / file), render(scene, layout, camera, seed=100000 * c + 1000 * s + k), jpeg)
-                frame = eval_frame(file, mount.name, f"{mount.name}-s{s:02d}", round(k / 10, 2),
+                frame = eval_frame(file, mount_name, f"{mount_name}-s{s:02d}", round(k / 10, 2),
                                    zone_truth(scene, layout, camera), scene.cards)
                 frame["tags"] = [name] + frame["tags"][1:]
+                if paired:
+                    frame["scene"] = f"s{s:02d}-f{k}"
                 labels["frames"].append(frame)
     (root / "labels.json").write_text(labels_text(labels), encoding="utf-8")
     return root
@@ -196,6 +214,8 @@ if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME..
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"conditions (all): {', '.join(CONDITIONS)}")
     parser.add_argument("--scenes", type=int, default=2, help="sequences of 10 frames per camera (2)")
     parser.add_argument("--seed", type=int, default=404, help="other scenes, same conditions (404)")
+    parser.add_argument("--paired", action="store_true",
+                        help="every camera films the whole table; frames of one moment share a scene (OUT/NAME-paired)")
     args = parser.parse_args()
     unknown = [n for n in args.names if n not in CONDITIONS]
     if unknown:
@@ -204,4 +224,4 @@ if __name__ == "__main__":  # python -m firmware_host.sim.conditions OUT [NAME..
         for condition in args.names or list(CONDITIONS):
             print(json.dumps({"condition": condition,
                               "set": str(write_condition_set(args.out, shipped, condition, scenes=args.scenes,
-                                                                 seed=args.seed))}))
+                                                                 seed=args.seed, paired=args.paired))}))

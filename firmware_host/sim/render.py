@@ -263,8 +263,8 @@ def render(scene: Scene, layout: Layout, camera: CameraModel, size: tuple[int, i
         quiet = _quiet_zone(marker)
         _fill(img, camera, quiet, (240, 240, 240))
         _warp_flat(img, camera, _marker_picture(layout, marker.id), np.hstack([marker.corners(), np.zeros((4, 1))]))
-    for name, face_up in scene.cards:
-        zone = layout.zone(name)
+    for name, face_up in scene.cards:  # (another camera's card areas too: a scene of the whole table)
+        zone = next(z for z in layout.zones + layout.elsewhere if z.name == name)
         cx, cy = np.mean(zone.polygon, axis=0)
         a = rng.uniform(-0.15, 0.15)
         corners = [(cx + x * math.cos(a) - y * math.sin(a), cy + x * math.sin(a) + y * math.cos(a), 0.0)

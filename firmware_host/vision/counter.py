@@ -50,6 +50,7 @@ from firmware_host.vision.results import (
 )
 from firmware_host.vision.sides import SideReader
 from firmware_host.vision.stack import BEYOND_FOOTPRINTS, Picture, StackBlob, StackReader, ZonePicture
+from firmware_host.vision.witness import Witness
 
 __all__ = ["ChipCounter", "learn_chips", "out_of_picture"]
 
@@ -313,9 +314,18 @@ class ChipCounter:
 
 
     # -- counting ----------------------------------------------------------------------------
+    def witness(self, frame: np.ndarray) -> Witness | None:
+        """This camera's *frame* as a second view for another camera's count of the same moment
+        (``count(witnesses=...)``); None when it cannot be one: its calibration holds no picture of the empty
+        table, or its white patch is not seen whole in *frame*."""
+        if self.calib.empty is None or frame.shape != self.calib.empty.shape or not self.light.reference_ok(frame):
+            return None
+        return Witness(self.geo, self.light, self.calib.empty, frame)
+
     def count(self, frame: np.ndarray, previous: np.ndarray | None = None, *,
-              collect: list[np.ndarray] | None = None) -> FrameResult:
-        """What every zone holds in *frame*; *previous* (the frame before) detects motion.
+              collect: list[np.ndarray] | None = None, witnesses: Sequence[Witness] = ()) -> FrameResult:
+        """What every zone holds in *frame*; *previous* (the frame before) detects motion; *witnesses*: other
+        cameras' pictures of the same moment (:meth:`witness`), asked where a chip could hide behind a stack.
 
         *collect*, for chip calibration: each stack's own pixels (light-normalised BGR, N x 3)
         are appended to it as the stack is read.
@@ -368,7 +378,7 @@ class ChipCounter:
             else:
                 present = frozenset(name for name, seen in cards.items() if seen.present)
                 zones[roi.zone.name] = self._zone(roi, crop, f, fg, motion, white, present, collect)
-        hiding.behind(self.geo, self.rois, zones, self.calib.layout.max_stack)
+        hiding.behind(self.geo, self.rois, zones, self.calib.layout.max_stack, witnesses)
         if relit is None:
             self._lit_otherwise(frame, zones)
         for name in self.cut:  # part of the zone out of the picture

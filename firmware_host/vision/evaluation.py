@@ -34,6 +34,7 @@ from firmware_host.configfile import ConfigError
 if TYPE_CHECKING:
     from firmware_host.vision.counter import ChipCounter
     from firmware_host.vision.results import StackSeen
+    from firmware_host.vision.witness import Witness
 
 __all__ = ["FORMAT", "Calibrated", "CameraPictures", "EvalSet", "EvalSetError", "FrameLabel", "Tally", "ZoneTruth",
            "calibrate_camera", "calibrate_cameras", "evaluate", "load_calibration_block", "load_set",
@@ -74,6 +75,7 @@ class FrameLabel:
     zones: dict[str, ZoneTruth]
     t: float | None = None  # seconds, when the labels give it
     cards: tuple[tuple[str, bool], ...] = ()  # (card area, face up) of the cards lying there, when given
+    scene: str | None = None  # frames of other cameras with the same scene were taken at the same moment
 
 
 @dataclass(frozen=True)
@@ -229,11 +231,15 @@ def _frame(root: Path, file: Path, i: int, value: object, layout: Layout, values
         raise EvalSetError(file, f"{key}.tags", "expected a list of strings")
     t = value.get("t")
     cards = value.get("cards", [])
+    scene = value.get("scene")
+    if scene is not None and not isinstance(scene, str):
+        raise EvalSetError(file, f"{key}.scene", "expected a string: frames of other cameras with the same scene "
+                           "show the same moment")
     return FrameLabel(_picture(root, file, f"{key}.file", value.get("file")), camera,
                       str(value.get("sequence", f"{camera}-{i}")), tuple(tags),
                       {n: _zone(file, f"{key}.zones.{n}", z, values) for n, z in zones.items()},
                       float(t) if isinstance(t, (int, float)) else None,
-                      tuple((str(z), bool(up)) for z, up in cards))
+                      tuple((str(z), bool(up)) for z, up in cards), scene)
 
 
 def load_set(root: str | Path, frames: bool = True) -> EvalSet:
@@ -271,6 +277,8 @@ class Tally:
     stacks: int = 0  # stacks counted with confidence where the labels place a stack (``at``)
     stacks_wrong: int = 0  # ... whose chips are not that stack's
     behind_right: int = 0  # uncertain only as a chip could lie hidden behind a stack, the amount read right
+    witnessed: int = 0  # counted with confidence where a chip could hide, another camera showing the felt bare
+    witnessed_right: int = 0  # ... the amount right
     why: dict[str, int] = field(default_factory=dict)  # uncertain zone-frames per reason (``ZoneCount.why``)
 
     @property
@@ -289,6 +297,8 @@ class Tally:
                 "stacks_counted": self.stacks, "stacks_wrong": self.stacks_wrong,
                 "behind_share": round(self.why.get("behind", 0) / max(self.zone_frames, 1), 4),
                 "behind_right_share": round(self.behind_right / max(self.zone_frames, 1), 4),
+                "witnessed_share": round(self.witnessed / max(self.zone_frames, 1), 4),
+                "witnessed_wrong": self.witnessed - self.witnessed_right,
                 "uncertain_why": {w: round(n / max(self.zone_frames, 1), 4) for w, n in sorted(
                     self.why.items(), key=lambda item: -item[1])}}
 
@@ -390,6 +400,19 @@ def calibrate_cameras(evalset: EvalSet, calibration: dict[str, CameraPictures] |
             for name in sorted({f.camera for f in evalset.frames})}
 
 
+def _witnesses(frame: FrameLabel, together: dict[str, list[FrameLabel]],
+               calibrated: dict[str, Calibrated]) -> list[Witness]:
+    """The other cameras' pictures of *frame*'s moment (its ``scene``), each a second view of its zones."""
+    out = []
+    for other in together.get(frame.scene, []) if frame.scene is not None else []:
+        counter = calibrated[other.camera].counter if other.camera in calibrated else None
+        if other.camera != frame.camera and counter is not None:
+            witness = counter.witness(read_picture(other.file))
+            if witness is not None:
+                out.append(witness)
+    return out
+
+
 def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = None,
              stable_frames: int = 3, calibrated: dict[str, Calibrated] | None = None) -> dict[str, Any]:
     """Calibrate every camera of the frames (from *calibration*, else the set's own pictures; or take
@@ -401,6 +424,10 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
     reach = evalset.layout.chip_diameter / 2  # a stack seen this near a labelled one is that one
     previous: np.ndarray | None = None
     stability, sequence, k = Stability(stable_frames), None, 0
+    together: dict[str, list[FrameLabel]] = {}  # the frames of each scene (one moment, several cameras)
+    for frame in evalset.frames:
+        if frame.scene is not None:
+            together.setdefault(frame.scene, []).append(frame)
     for frame in evalset.frames:
         tallies = [overall] + [tags.setdefault(t, Tally()) for t in frame.tags]
         cal = calibrated[frame.camera]
@@ -416,7 +443,7 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
                         tally.counts["unreadable"] += 1
             continue
         image = read_picture(frame.file)
-        result = cal.counter.count(image, previous)
+        result = cal.counter.count(image, previous, witnesses=_witnesses(frame, together, calibrated))
         emitted = {o.zone for o in stability.feed(frame.t if frame.t is not None else 0.1 * k, result)}
         previous, k = image, k + 1
         for name, truth in frame.zones.items():
@@ -437,6 +464,8 @@ def evaluate(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = N
                 for why in zc.why if kind == "uncertain" else ():
                     tally.why[why] = tally.why.get(why, 0) + 1
                 tally.behind_right += zc.behind and zc.amount == truth.amount
+                tally.witnessed += zc.witnessed and zc.status == "ok"
+                tally.witnessed_right += zc.witnessed and zc.status == "ok" and zc.amount == truth.amount
                 tally.stacks += sum(w is not None for w in wrong)
                 tally.stacks_wrong += sum(w is True for w in wrong)
                 if stable:

@@ -21,10 +21,12 @@ from firmware_host.vision.faceup import FaceUp
 from firmware_host.vision.health import CameraHealth
 from firmware_host.vision.results import WHY
 from firmware_host.vision.stability import Stability
+from firmware_host.vision.witness import Witness
 
-__all__ = ["STABLE_FRAMES", "CameraFeed", "load_camera_calibration", "unsure"]
+__all__ = ["STABLE_FRAMES", "TOGETHER_S", "CameraFeed", "load_camera_calibration", "unsure"]
 
 STABLE_FRAMES = 3   # N: still frames before a zone's chips are reported (docs/vision.md)
+TOGETHER_S = 0.05  # another camera's frame taken this near in time is of the same moment: a second view
 
 
 def load_camera_calibration(table: str | Path, chips: str | Path) -> tuple[TableCalibration, ChipModels]:
@@ -57,6 +59,8 @@ class CameraFeed:
         self.stability = Stability(frames)
         self.face_up = FaceUp(frames)
         self.health = CameraHealth(self.counter)
+        self.others: list[CameraFeed] = []  # the table's other cameras: their frames are second views of ours
+        self.latest: tuple[float, np.ndarray] | None = None  # this camera's last frame, for the others
         self._previous: np.ndarray | None = None
 
     def tick(self, t: float) -> list[Observation]:
@@ -76,8 +80,21 @@ class CameraFeed:
         if "moved" in self.health.faults:  # its zones are no longer where it counts: nothing until recalibrated
             self.stability.hold()
             return out
-        result = self.counter.count(frame, previous)
+        result = self.counter.count(frame, previous, witnesses=self.witnesses(t))
+        self.latest = (t, frame)
         return out + self.stability.feed(t, result) + self.face_up.feed(t, result)
+
+    def witnesses(self, t: float) -> list[Witness]:
+        """The other cameras' last frames taken within ``TOGETHER_S`` of *t*, each as a second view (a frame
+        of a camera whose zones have moved, or whose white patch is hidden, is none)."""
+        out = []
+        for other in self.others:
+            latest = other.latest  # (one reference, set whole by its own thread)
+            if latest is not None and abs(latest[0] - t) <= TOGETHER_S and "moved" not in other.health.faults:
+                witness = other.counter.witness(latest[1])
+                if witness is not None:
+                    out.append(witness)
+        return out
 
     def unsure(self) -> frozenset[str]:
         """Zones held still but not counted with confidence (the dealer is asked to look)."""

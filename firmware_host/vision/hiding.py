@@ -11,7 +11,7 @@ taken as hidden too. docs/vision.md, "A chip wholly hidden behind a stack", has 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import cv2
 import numpy as np
@@ -19,20 +19,23 @@ import numpy as np
 from firmware_host.vision.projection import StackProjection, ZoneRoi
 from firmware_host.vision.results import UNCOUNTED, StackSeen, ZoneCount, ZoneStatus
 from firmware_host.vision.stack import OUTLINE_BLUR_PX
+from firmware_host.vision.witness import Witness
 
-__all__ = ["EDGE_SLACK", "HIDDEN_SLACK", "behind", "hidden_spot"]
+__all__ = ["EDGE_SLACK", "HIDDEN_SLACK", "behind", "hidden_spot", "hidden_spots"]
 
 HIDDEN_SLACK = 2.0  # mm two stacks' measured centres may come closer than a diameter (where they stand is measured)
 EDGE_SLACK = 2.0  # mm beyond the zone's edge a hidden chip's centre may lie and be the zone's (as measured; the zone's
 # pixels alone missed one 1 mm inside its far edge, wholly hidden: 2 x 2000 behind 6 x 1000, read 6700 for 10700)
 
 
-def behind(geo: StackProjection, rois: Iterable[ZoneRoi], zones: dict[str, ZoneCount], tallest: int) -> None:
+def behind(geo: StackProjection, rois: Iterable[ZoneRoi], zones: dict[str, ZoneCount], tallest: int,
+           witnesses: Sequence[Witness] = ()) -> None:
     """Each zone counted with confidence where a chip could lie wholly hidden behind its stacks, or those
     of the camera's other zones (a tall stack at the back of bet:1 hides the front of bet:2 from the right
     camera; at 19-20 chips on the shipped layout), is made uncertain (``behind``), in *zones*: no picture
-    from here shows it. Another zone's stack not counted (its edges not found, stacks touching, on its
-    zone's edge) is taken as tall as a stack can be."""
+    from here shows it, unless one of the *witnesses* (other cameras' pictures of the same moment) shows
+    every such place bare (``ZoneCount.witnessed``). Another zone's stack not counted (its edges not found,
+    stacks touching, on its zone's edge) is taken as tall as a stack can be."""
     standing = {name: [s if s.count > 0 else dataclasses.replace(s, count=tallest) for s in z.stacks
                        if s.count > 0 or s.why in UNCOUNTED] for name, z in zones.items()}
     for roi in rois:
@@ -41,7 +44,13 @@ def behind(geo: StackProjection, rois: Iterable[ZoneRoi], zones: dict[str, ZoneC
             continue
         others = [s for name, stacks in standing.items() if name != roi.zone.name for s in stacks
                   if -roi.zone.inside(s.x, s.y) <= geo.shadow(s.x, s.y, s.count) + 3 * geo.r]
-        spot = hidden_spot(geo, roi, [s for s in zone.stacks if s.count > 0] + others)
+        near = [s for s in zone.stacks if s.count > 0] + others
+        spot = hidden_spot(geo, roi, near)
+        if spot is not None and witnesses:
+            spots = hidden_spots(geo, roi, near)
+            if any(w.clear(spots, near) for w in witnesses):
+                zones[roi.zone.name] = dataclasses.replace(zone, witnessed=True)
+                continue
         if spot is not None:
             zones[roi.zone.name] = dataclasses.replace(
                 zone, status=ZoneStatus.UNCERTAIN, confidence=min(zone.confidence, 0.2), why=("behind",),
@@ -56,9 +65,22 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
     tall enough, from the nearest: the union of its outline and those of the stacks nearer the
     camera, eroded by one chip's outline a diameter behind it (the nearest a chip can lie; further
     ones look smaller, so they hide there too)."""
+    spot = next(_hidden(geo, roi, stacks), None)
+    return None if spot is None else (float(spot[0, 0]), float(spot[0, 1]))
+
+
+def hidden_spots(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen]) -> np.ndarray:
+    """Every place (table mm, k x 2; a pixel's centre apart) where :func:`hidden_spot` finds a chip could
+    lie wholly hidden: what another camera must show bare for the zone to be counted (``vision.witness``)."""
+    found = list(_hidden(geo, roi, stacks))
+    return np.unique(np.vstack(found), axis=0) if found else np.zeros((0, 2))
+
+
+def _hidden(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen]) -> Iterator[np.ndarray]:
+    """The spots of :func:`hidden_spot`, in its order (each k x 2, the best first)."""
     counted = [s for s in stacks if s.count > 0]
     if not counted:
-        return None
+        return
     at = np.array([(s.x, s.y) for s in counted])
     far = np.linalg.norm(at - geo.cam_xy, axis=1)
     heights = np.array([s.count for s in counted]) * geo.t
@@ -75,7 +97,7 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
     # chip's top; here over the felt (the chip's own thickness left as slack)
     can = over(heights, 2 * geo.r - HIDDEN_SLACK)
     if not can.any():
-        return None
+        return
     order = np.argsort(far)
     # right behind a stack, touching it, in the vertical plane through the camera: hidden by that stack alone
     # when the line over its top passes over the chip's, or under it by less than OUTLINE_BLUR_PX (a band
@@ -87,7 +109,7 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
     band = OUTLINE_BLUR_PX * (edge ** 2 + (geo.cam_z - geo.t) ** 2) / (float(geo.cam.K[0, 0]) * edge)
     for i in order[(over(heights - geo.t + band, 2 * geo.r) & clear(ahead))[order]]:
         if roi.zone.inside(*ahead[i]) >= -EDGE_SLACK:
-            return float(ahead[i, 0]), float(ahead[i, 1])
+            yield ahead[i:i + 1]
     # elsewhere (further, aside, behind several): where the outline of a chip fits in theirs, each widened for
     # the blur as the counter's outline test widens it (what shows of a chip within them, no test sees)
     outlines = [np.round(geo.outline(s.x, s.y, s.count, OUTLINE_BLUR_PX) - (roi.x0, roi.y0)).astype(np.int32)
@@ -109,7 +131,5 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
         spots = geo.cam.to_table(px)
         k = np.flatnonzero(clear(spots) & (np.linalg.norm(spots - geo.cam_xy, axis=1) > far[i]))
         k = k[[roi.zone.inside(*spots[j]) >= -EDGE_SLACK for j in k]]
-        if len(k):  # the nearest such spot to the stack
-            spot = spots[k[np.argmin(np.linalg.norm(spots[k] - at[i], axis=1))]]
-            return float(spot[0]), float(spot[1])
-    return None
+        if len(k):  # the nearest such spot to the stack first
+            yield spots[k[np.argsort(np.linalg.norm(spots[k] - at[i], axis=1))]]

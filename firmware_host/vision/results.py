@@ -76,6 +76,7 @@ class ZoneCount:
     confidence: float
     motion: bool
     why: tuple[str, ...] = ()  # uncertain: each reason once (keys of ``WHY``), in its stacks' order
+    witnessed: bool = False  # where a chip could hide behind its stacks, another camera's picture shows bare felt
 
     @property
     def behind(self) -> bool:
