@@ -296,12 +296,14 @@ OTHER = Path(__file__).parent / "data" / "vision-other"
 def test_no_confident_wrong_count_on_other_felts_and_chips(take):
     """Sessions on a felt or with chips the counter was not written for (``sim.physical --felt``,
     ``--shades``; docs/vision-eval.md, "Other felts and chips"): no zone read wrong and confident, and no
-    stack counted with confidence holding other chips (alone in a zone, a wrong count)."""
+    stack counted with confidence holding other chips (alone in a zone, a wrong count), nor with an arm over
+    the zone (spots-blue 941 on the beige felt, stacks of 8 to 20: eight 2000s against the rail in the picture
+    read as an empty zone, 7.1 % of its zone-frames and 2 covered ones, before ``_footless``)."""
     done = tablectl("vision", "evaluate", str(OTHER / take))
     assert done.returncode == 0, done.stderr
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert figures["wrong_share"] == 0 and figures["stable_wrong"] == 0, figures
-    assert figures["stacks_wrong"] == 0, figures
+    assert figures["stacks_wrong"] == 0 and figures["covered_wrong"] == 0, figures
 
 
 def test_on_a_charcoal_felt_only_the_black_chips_look_like_the_felt(monkeypatch):
