@@ -543,6 +543,29 @@ def test_two_stacks_touching_side_by_side_are_each_counted(table, monkeypatch, s
     assert read().count(("ok", True)) <= 1  # without the cut: one blob two chips wide, uncertain
 
 
+@pytest.mark.parametrize("skin", [0, 1, 2])
+def test_a_hand_of_the_felts_hue_but_deeper_is_not_felt(skin):
+    """The felt test takes the felt's colour at any level, plus white (a lamp's glare); until 2026-11-28 also
+    less any white, which on a beige felt is a skin-coloured hand (the beige, deeper): no blob, and a hand
+    over a stack hid it (the renderer's paired ``felt-beige`` set: five 200s under a hand, the zone read 6000
+    for 7000 with confidence). The felt may lack at most ``FELT_UNGLARE`` of the white patch. (The palest skin
+    of the renderer's, 150, 175, 215 on this felt, is within it: docs/vision.md, Limitations.)"""
+    from calibration.chips import features
+    from firmware_host.sim.render import SKIN
+    from firmware_host.vision.light import FeltTest
+    white = np.full(3, 235.0, np.float32)
+    beige = np.array([150.0, 185.0, 205.0], np.float32)
+    test = FeltTest(features(beige[None], white)[0])
+    low, high = test.bounds(1.0)
+
+    def felt(bgr):
+        parts = test.split @ (np.asarray(bgr, np.float32) / white)
+        return all(low[i] <= parts[i] <= high[i] for i in range(3))
+
+    assert felt(beige) and felt(0.6 * beige) and felt(beige + 0.2 * white)  # in shade, under glare
+    assert not felt(SKIN[skin])
+
+
 def test_a_shadow_on_the_felt_is_felt_not_an_arm(table, monkeypatch):
     """An arm's shadow (the felt at half its light) over an empty zone leaves it empty, not occluded;
     a stack in the shadow is never counted wrong. A shadow over the whole zone is also light moved on

@@ -22,6 +22,8 @@ __all__ = ["LIGHT_APART", "SATURATED", "FeltTest", "TableLight", "colour_card"]
 
 FELT_RESIDUAL = 0.10  # share of the felt's norm a pixel may stray from felt-times-light plus glare
 FELT_GLARE = 0.3  # the most white (share of the reference patch) a lamp's reflection adds to the felt
+FELT_UNGLARE = 0.25  # the most white (share of the reference patch) the felt may lack against its colour at its
+# level: a darker, more saturated colour of its hue (skin over a beige felt: 0.45) is something on it
 FELT_SHADE = 0.4  # the darkest the felt may be (share of its calibrated level): a shadow deeper than this is not felt
 FELT_BRIGHT = 1.6  # the brightest the felt may be (share of its calibrated level)
 NEUTRAL_FELT = 0.08  # a felt whose colour is this near the white patch's (sine of the angle between them) is neutral:
@@ -56,7 +58,7 @@ class FeltTest:
             coef = np.linalg.pinv(B).astype(np.float32)  # 2 x 3
             normal = cross / max(float(np.linalg.norm(cross)), 1e-9)
             self.split = np.vstack([coef, normal]).astype(np.float32)  # (felt level, glare, residual)
-            self.glare, self.brightest = (-1e9, FELT_GLARE), FELT_BRIGHT
+            self.glare, self.brightest = (-FELT_UNGLARE, FELT_GLARE), FELT_BRIGHT
 
     def bounds(self, lit: float) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
         """The felt's bounds (low, high) of :attr:`split`'s parts where it is lit *lit* times its level at
@@ -155,7 +157,7 @@ class TableLight:
             # brighter than the felt model, its colour may stray that many times further (as counting allows)
             stray = test.bound * np.maximum(level, 1.0)
             felt = ((level >= FELT_SHADE) & (level <= 10.0) & (np.abs(residual) <= stray)
-                    & ((np.abs(glare) <= stray) if test.neutral else (glare <= FELT_GLARE)))
+                    & ((np.abs(glare) <= stray) if test.neutral else (-FELT_UNGLARE <= glare) & (glare <= FELT_GLARE)))
             here = level[felt & roi.mask[::4, ::4]]
             if len(here) >= LIGHT_PIXELS:
                 out[roi.zone.name] = float(median(here))
