@@ -478,15 +478,13 @@ class ChipCounter:
         behind it, taken for something beside the zone; or cut by a card area); or None. Something lying flat
         beside the zone never ends on it."""
         roi = scan.roi
-        bases = [self.geo.base_pixel((s.x, s.y))[0] - roi.x0 for s in scan.stacks]
-        for i in range(1, n):
-            x, y, bw, bh, area = stats[i]
+        big = np.flatnonzero(stats[1:n, cv2.CC_STAT_AREA] > 1.5 * widths[:n - 1] ** 2) + 1
+        for i in big:  # (smaller ones are read as a stack or two, or are specks, or another zone's)
+            x, y, bw, bh, _ = stats[i]
             width = float(widths[i - 1])
-            if area <= 1.5 * width * width:
-                continue  # as big as a stack or two at most: read as one, or a speck, or another zone's
             footed = _footed(scan.labels[y:y + bh, x:x + bw] == i, (x, y), roi)
-            if (footed is not None and footed[1] >= FOOT_SHARE * width
-                    and not any(abs(u - footed[0]) <= width for u in bases)):
+            if footed is not None and footed[1] >= FOOT_SHARE * width and not any(
+                    abs(self.geo.base_pixel((s.x, s.y))[0] - roi.x0 - footed[0]) <= width for s in scan.stacks):
                 return self.geo.base(roi.x0 + footed[0], roi.y0 + y + bh - 0.5)
         return None
 
