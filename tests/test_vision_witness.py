@@ -5,25 +5,15 @@ import dataclasses
 import cv2
 import pytest
 
-from calibration.geometry import calibrate_table, load_layout
 from drivers.camera import open_replay
 from firmware_host.observations import ChipsInZone
 from firmware_host.sim.render import HOUSE_004, Arm, Scene, Stack, mount_camera, render
 from firmware_host.vision import counter as vision
 from firmware_host.vision import hiding
 from firmware_host.vision.feed import TOGETHER_S, CameraFeed
+from test_vision_count import installed
 
-LAYOUT = "hardware/camera/table8.toml"
-DATA = "tests/data/vision"
 TALL = Stack(0, -150, 2000, 12)  # twelve 2000s in the pot: from the right camera a chip could hide behind them
-
-
-def installed(camera: str):
-    """A camera calibrated on its committed pictures, as `tablectl calibrate` does it."""
-    layout = load_layout(LAYOUT).view(camera)
-    calib = calibrate_table(cv2.imread(f"{DATA}/table_{camera}.jpg"), layout)
-    models = vision.learn_chips(calib, {v: cv2.imread(f"{DATA}/chips_{camera}_{v}.jpg") for v in HOUSE_004})
-    return layout, calib, models, vision.ChipCounter(calib, models)
 
 
 @pytest.fixture(scope="module")
