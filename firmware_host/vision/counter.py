@@ -38,7 +38,7 @@ from calibration.chips import ChipModels, ColourModel, features, robust_spread, 
 from calibration.geometry import TableCalibration, Zone, out_of_view
 from firmware_host.vision import hiding
 from firmware_host.vision.arrays import bgr, components, every
-from firmware_host.vision.light import LIGHT_APART, TableLight, colour_card
+from firmware_host.vision.light import FELT_GLARE, FELT_SHADE, LIGHT_APART, TableLight, colour_card
 from firmware_host.vision.projection import StackProjection, ZoneRoi
 from firmware_host.vision.results import (
     MIN_CONFIDENCE,
@@ -56,6 +56,8 @@ __all__ = ["ChipCounter", "learn_chips", "out_of_picture"]
 
 MOTION_LEVEL, MOTION_SHARE = 30, 0.01  # motion: over 1 % of a zone's pixels changed by over 30 grey levels
 FOOT_SHARE = 0.25  # chip widths of columns a blob beside the zone ends on the zone in: something stands there
+FOOT_RISE, GLARE_FOOT = 0.2, 0.7  # unless its pixels there (this many chip widths up) are mostly the felt under a
+# glare brighter than any lamp's on it (``FELT_GLARE``): the edge of a glare (warm dim light, 2026-11-28)
 EDGE_MM = 6.0  # a stack's centre this close to its zone's edge (either side) cannot be given to a zone
 BASE_REFINED = 5.0  # mm: the most the base's refinement moves it from the rough base (measured: 1.4 over 9,180)
 VISIBLE_SHARE = 0.8  # a denomination whose chips calibration finds less often than this share of the best-found
@@ -482,11 +484,31 @@ class ChipCounter:
         for i in big:  # (smaller ones are read as a stack or two, or are specks, or another zone's)
             x, y, bw, bh, _ = stats[i]
             width = float(widths[i - 1])
-            footed = _footed(scan.labels[y:y + bh, x:x + bw] == i, (x, y), roi)
+            blob = scan.labels[y:y + bh, x:x + bw] == i
+            footed = _footed(blob, (x, y), roi)
             if footed is not None and footed[1] >= FOOT_SHARE * width and not any(
-                    abs(self.geo.base_pixel((s.x, s.y))[0] - roi.x0 - footed[0]) <= width for s in scan.stacks):
+                    abs(self.geo.base_pixel((s.x, s.y))[0] - roi.x0 - footed[0]) <= width for s in scan.stacks
+            ) and not self._glare_foot(scan, blob, (x, y), width):
                 return self.geo.base(roi.x0 + footed[0], roi.y0 + y + bh - 0.5)
         return None
+
+    def _glare_foot(self, scan: _Scan, blob: np.ndarray, at: tuple[int, int], width: float) -> bool:
+        """Whether the pixels a blob (its box at *at* in the ROI) ends on the zone with (its lowest, and those
+        up to ``FOOT_RISE`` chip widths over them) are mostly (``GLARE_FOOT``) the felt under more white than
+        any lamp gives it (``FELT_GLARE``): the edge of a glare, not a stack's base."""
+        cols = np.flatnonzero(blob.any(0))
+        lowest = blob.shape[0] - 1 - np.argmax(blob[::-1, cols], axis=0)
+        on = scan.roi.mask[at[1] + lowest, at[0] + cols]
+        rise = max(int(round(FOOT_RISE * width)), 1)
+        rows = (lowest[on][None, :] - np.arange(rise)[:, None]).clip(0)
+        columns = np.broadcast_to(cols[on][None, :], rows.shape)
+        inside = blob[rows, columns]
+        pixels = scan.crop[rows[inside] + at[1], columns[inside] + at[0]].astype(np.float32)
+        scale = 1.0 / np.maximum(scan.white.astype(np.float32), 1.0)
+        test = self.light.felt
+        level, glare, residual = ((pixels * scale) @ test.split.T).T
+        lamp = (np.abs(residual) <= test.bound * np.maximum(level, 1.0)) & (level >= FELT_SHADE) & (glare > FELT_GLARE)
+        return bool(len(pixels)) and float(lamp.mean()) >= GLARE_FOOT
 
     def _piece(self, scan: _Scan, piece: _Piece) -> list[_Piece]:
         """One blob of a zone read: a speck kept for later, a stack measured or said uncertain (in *scan*),
