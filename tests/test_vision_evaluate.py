@@ -318,6 +318,9 @@ def test_on_a_charcoal_felt_only_the_black_chips_look_like_the_felt(monkeypatch)
     hidden = {name: {v for v, _, _ in c.counter.models.hidden} for name, c in calibrate_cameras(taken).items()}
     assert hidden == {"left": {1000}, "right": {1000}}
     monkeypatch.setattr(light, "NEUTRAL_FELT", 0.0)
+    split = {v for v, _, _ in calibrate_cameras(taken)["right"].counter.models.hidden}
+    assert {50, 500} <= split  # split as felt plus glare, even with the white it may lack bounded (FELT_UNGLARE)
+    monkeypatch.setattr(light, "FELT_UNGLARE", 1e9)  # and as it was then, any white lacking
     before = calibrate_cameras(taken)["right"].counter.models.hidden
     assert {100, 500} <= {v for v, _, _ in before}
 
