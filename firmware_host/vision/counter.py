@@ -164,6 +164,9 @@ class ChipCounter:
         self.light = TableLight(calib, models, self.rois)  # the frame's light against the calibration's
         self._last_grey: tuple[np.ndarray, np.ndarray] | None = None  # the last frame counted, its half grey
         self._prints = self._learn_prints(calib.empty) if calib.empty is not None else {}
+        # the empty table's picture and its white patch: a second view's reference (:meth:`witness`)
+        self._empty_white = (None if calib.empty is None or calib.empty.shape[1::-1] != tuple(calib.image_size)
+                             else (calib.empty, self.light.white(calib.empty)))
         # the zones are checked against the empty table (``_unseen``) where a denomination looks like the felt,
         # and on a neutral felt, where a grey chip differs from it by its level alone, which the light sets
         # place by place: calibration's chips cannot vouch for every place
@@ -320,9 +323,9 @@ class ChipCounter:
         """This camera's *frame* as a second view for another camera's count of the same moment
         (``count(witnesses=...)``); None when it cannot be one: its calibration holds no picture of the empty
         table, or its white patch is not seen whole in *frame*."""
-        if self.calib.empty is None or frame.shape != self.calib.empty.shape or not self.light.reference_ok(frame):
+        if self._empty_white is None or frame.shape != self._empty_white[0].shape or not self.light.reference_ok(frame):
             return None
-        return Witness(self.geo, self.light, self.calib.empty, frame)
+        return Witness(self.geo, self.light, self._empty_white, frame)
 
     def count(self, frame: np.ndarray, previous: np.ndarray | None = None, *,
               collect: list[np.ndarray] | None = None, witnesses: Sequence[Witness] = ()) -> FrameResult:
@@ -485,23 +488,25 @@ class ChipCounter:
             x, y, bw, bh, _ = stats[i]
             width = float(widths[i - 1])
             blob = scan.labels[y:y + bh, x:x + bw] == i
-            footed = _footed(blob, (x, y), roi)
-            if footed is not None and footed[1] >= FOOT_SHARE * width and not any(
-                    abs(self.geo.base_pixel((s.x, s.y))[0] - roi.x0 - footed[0]) <= width for s in scan.stacks
-            ) and not self._glare_foot(scan, blob, (x, y), width):
-                return self.geo.base(roi.x0 + footed[0], roi.y0 + y + bh - 0.5)
+            cols, lowest = _foot(blob, (x, y), roi)
+            if len(cols) < FOOT_SHARE * width:
+                continue
+            centre = float(x + cols.mean())
+            if not any(abs(self.geo.base_pixel((s.x, s.y))[0] - roi.x0 - centre) <= width for s in scan.stacks
+                       ) and not self._glare_foot(scan, blob, (x, y), (cols, lowest), width):
+                return self.geo.base(roi.x0 + centre, roi.y0 + y + bh - 0.5)
         return None
 
-    def _glare_foot(self, scan: _Scan, blob: np.ndarray, at: tuple[int, int], width: float) -> bool:
-        """Whether the pixels a blob (its box at *at* in the ROI) ends on the zone with (its lowest, and those
-        up to ``FOOT_RISE`` chip widths over them) are mostly (``GLARE_FOOT``) the felt under more white than
-        any lamp gives it (``FELT_GLARE``): the edge of a glare, not a stack's base."""
-        cols = np.flatnonzero(blob.any(0))
-        lowest = blob.shape[0] - 1 - np.argmax(blob[::-1, cols], axis=0)
-        on = scan.roi.mask[at[1] + lowest, at[0] + cols]
+    def _glare_foot(self, scan: _Scan, blob: np.ndarray, at: tuple[int, int], foot: tuple[np.ndarray, np.ndarray],
+                    width: float) -> bool:
+        """Whether the pixels a blob (its box at *at* in the ROI) ends on the zone with (its *foot*, as
+        :func:`_foot` gives it, and those up to ``FOOT_RISE`` chip widths over them) are mostly (``GLARE_FOOT``)
+        the felt under more white than any lamp gives it (``FELT_GLARE``): the edge of a glare, not a stack's
+        base."""
+        cols, lowest = foot
         rise = max(int(round(FOOT_RISE * width)), 1)
-        rows = (lowest[on][None, :] - np.arange(rise)[:, None]).clip(0)
-        columns = np.broadcast_to(cols[on][None, :], rows.shape)
+        rows = (lowest[None, :] - np.arange(rise)[:, None]).clip(0)
+        columns = np.broadcast_to(cols[None, :], rows.shape)
         inside = blob[rows, columns]
         pixels = scan.crop[rows[inside] + at[1], columns[inside] + at[0]].astype(np.float32)
         scale = 1.0 / np.maximum(scan.white.astype(np.float32), 1.0)
@@ -764,14 +769,14 @@ def _standing(not_felt: np.ndarray, areas: np.ndarray) -> np.ndarray:
     return run & (rows <= lowest_out[ids]) & (ids > 0)
 
 
-def _footed(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> tuple[float, int] | None:
-    """Where a blob (its box at *at* in *roi*) ends over the zone itself going down: the mean column (in
-    the ROI) and how many of its columns' lowest pixels lie on the zone; None when none does. Something lying
+def _foot(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> tuple[np.ndarray, np.ndarray]:
+    """Where a blob (its box at *at* in *roi*) ends over the zone itself going down: its columns whose lowest
+    pixel lies on the zone, and those rows (in the blob's box; both empty when none does). Something lying
     flat beside the zone (a card) never ends there; something standing on the zone does."""
     cols = np.flatnonzero(blob.any(0))
     lowest = blob.shape[0] - 1 - np.argmax(blob[::-1, cols], axis=0)
     on = roi.mask[at[1] + lowest, at[0] + cols]
-    return (float(at[0] + cols[on].mean()), int(on.sum())) if on.any() else None
+    return cols[on], lowest[on]
 
 
 def _over(blob: np.ndarray, at: tuple[int, int], roi: ZoneRoi) -> int:

@@ -45,12 +45,14 @@ def behind(geo: StackProjection, rois: Iterable[ZoneRoi], zones: dict[str, ZoneC
         others = [s for name, stacks in standing.items() if name != roi.zone.name for s in stacks
                   if -roi.zone.inside(s.x, s.y) <= geo.shadow(s.x, s.y, s.count) + 3 * geo.r]
         near = [s for s in zone.stacks if s.count > 0] + others
-        spot = hidden_spot(geo, roi, near)
-        if spot is not None and witnesses:
+        if witnesses:  # every place, the first as hidden_spot finds it
             spots = hidden_spots(geo, roi, near)
-            if any(w.clear(spots, near) for w in witnesses):
+            spot = (float(spots[0, 0]), float(spots[0, 1])) if len(spots) else None
+            if spot is not None and any(w.clear(spots, near) for w in witnesses):
                 zones[roi.zone.name] = dataclasses.replace(zone, witnessed=True)
                 continue
+        else:
+            spot = hidden_spot(geo, roi, near)
         if spot is not None:
             zones[roi.zone.name] = dataclasses.replace(
                 zone, status=ZoneStatus.UNCERTAIN, confidence=min(zone.confidence, 0.2), why=("behind",),
@@ -70,10 +72,10 @@ def hidden_spot(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen])
 
 
 def hidden_spots(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen]) -> np.ndarray:
-    """Every place (table mm, k x 2; a pixel's centre apart) where :func:`hidden_spot` finds a chip could
+    """Every place (table mm, k x 2; a pixel's centre apart; :func:`hidden_spot`'s first) where a chip could
     lie wholly hidden: what another camera must show bare for the zone to be counted (``vision.witness``)."""
     found = list(_hidden(geo, roi, stacks))
-    return np.unique(np.vstack(found), axis=0) if found else np.zeros((0, 2))
+    return np.vstack(found) if found else np.zeros((0, 2))
 
 
 def _hidden(geo: StackProjection, roi: ZoneRoi, stacks: Sequence[StackSeen]) -> Iterator[np.ndarray]:

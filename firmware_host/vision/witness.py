@@ -30,17 +30,18 @@ WITNESS_MARGIN = 3  # px around a stack's outline its own (blurred edges, a chip
 
 class Witness:
     """Another camera's *frame* (of the same moment as the frame counted), with its calibration: its
-    projection *geo*, its *light* and the picture of the empty table *empty* (BGR, the frame's size)."""
+    projection *geo*, its *light*, the picture of the empty table *empty* (BGR, the frame's size) and that
+    picture's white patch (*empty_white*, BGR)."""
 
-    def __init__(self, geo: StackProjection, light: TableLight, empty: np.ndarray, frame: np.ndarray) -> None:
-        if frame.shape != empty.shape:
+    def __init__(self, geo: StackProjection, light: TableLight, empty: tuple[np.ndarray, np.ndarray],
+                 frame: np.ndarray) -> None:
+        self.geo, self.light, (self.empty, empty_white), self.frame = geo, light, empty, frame
+        if frame.shape != self.empty.shape:
             raise ValueError(f"the witness's frame is {frame.shape[1]}x{frame.shape[0]}, its empty table's picture "
-                             f"{empty.shape[1]}x{empty.shape[0]}")
-        self.geo, self.light, self.empty, self.frame = geo, light, empty, frame
+                             f"{self.empty.shape[1]}x{self.empty.shape[0]}")
         # the light now against the empty table's, per channel, from the white patch (never from the places:
         # a chip over all of them would set its own level)
-        self.gain = (light.white(frame).astype(np.float32)
-                     / np.maximum(light.white(empty).astype(np.float32), 1.0))
+        self.gain = light.white(frame).astype(np.float32) / np.maximum(empty_white.astype(np.float32), 1.0)
 
     def clear(self, spots: np.ndarray, stacks: Sequence[StackSeen]) -> bool:
         """Whether a chip lying at any of *spots* (table mm, k x 2) would be seen here and none is: the
