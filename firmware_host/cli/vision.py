@@ -14,6 +14,9 @@ from firmware_host.cli.common import Parsers, corpus, profile
 
 if TYPE_CHECKING:
     from calibration.geometry import Layout
+    from firmware_host.vision.evaluation import Calibrated
+
+Made = dict[tuple[Any, ...], "Calibrated"]  # calibrations made, by layout, camera and pictures (calibrate_cameras)
 
 EVALUATION_SET = "tests/data/vision"
 PHYSICAL_SETS = "tests/data/vision-physical"  # one set per session, rendered by firmware_host.sim.physical
@@ -315,18 +318,19 @@ def _speed(counters: dict[str, Any], frames: list[tuple[str, np.ndarray]]) -> fl
     return sorted(passes)[1]
 
 
-def bench(data: Path, frames: int = 3) -> dict[str, Any]:
+def bench(data: Path, frames: int, made: Made) -> dict[str, Any]:
     """``vision evaluate`` on the committed set, plus what only its labels hold (card areas, each
-    stack's place: the denomination confusion) and the speed on one core."""
-    from firmware_host.vision.evaluation import calibrate_camera, evaluate, load_set, read_picture
+    stack's place: the denomination confusion) and the speed on one core; *made*: the calibrations made."""
+    from firmware_host.vision.evaluation import calibrate_cameras, evaluate, load_set, read_picture
     evalset = load_set(data)
-    figures: dict[str, Any] = {"bench": "vision", **evaluate(evalset, None, frames), "stable_frames": frames}
+    calibrated = calibrate_cameras(evalset, None, made)
+    figures: dict[str, Any] = {"bench": "vision", **evaluate(evalset, None, frames, calibrated),
+                               "stable_frames": frames}
     counters = {}
-    for name, pictures in evalset.calibration.items():
-        calibrated = calibrate_camera(evalset.layout, name, pictures)
-        if calibrated.counter is None:
-            raise OSError(f"{data}: camera {name}: {calibrated.note}")
-        counters[name] = calibrated.counter
+    for name, cal in calibrated.items():
+        if cal.counter is None:
+            raise OSError(f"{data}: camera {name}: {cal.note}")
+        counters[name] = cal.counter
     values = list(evalset.values)
     confusion = {t: {p: 0 for p in values + ["none"]} for t in values}
     cards = cards_right = 0
@@ -350,7 +354,7 @@ def bench(data: Path, frames: int = 3) -> dict[str, Any]:
     return figures
 
 
-def physical(root: Path, frames: int = 3) -> dict[str, Any]:
+def physical(root: Path, frames: int, made: Made) -> dict[str, Any]:
     """``vision evaluate`` on each set under *root* (the physically based renderer's sessions), and the
     speed on one core on its frames when every camera was calibrated: session -> its figures."""
     from firmware_host.vision.evaluation import calibrate_cameras, evaluate, load_set, read_picture
@@ -359,7 +363,7 @@ def physical(root: Path, frames: int = 3) -> dict[str, Any]:
         if not (d / "labels.json").is_file():
             continue
         evalset = load_set(d)
-        calibrated = calibrate_cameras(evalset)
+        calibrated = calibrate_cameras(evalset, None, made)
         out[d.name] = {**evaluate(evalset, None, frames, calibrated), "stable_frames": frames}
         counters = {name: c.counter for name, c in calibrated.items()}
         if all(c is not None for c in counters.values()):
@@ -368,23 +372,23 @@ def physical(root: Path, frames: int = 3) -> dict[str, Any]:
     return out
 
 
-def cross_light(root: Path, frames: int = 3) -> dict[str, Any]:
+def cross_light(root: Path, frames: int, made: Made) -> dict[str, Any]:
     """``vision evaluate --calibration`` across the sessions under *root* that share a felt (their
     ``felt-*`` tag) but not a light: ``"FRAMES<-CALIBRATION"`` -> the shares (a light the
     calibration did not see)."""
-    from firmware_host.vision.evaluation import evaluate, load_set
+    from firmware_host.vision.evaluation import calibrate_cameras, evaluate, load_set
     sets = {d.name: load_set(d) for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
     felt = {name: {t for frame in s.frames for t in frame.tags if t.startswith("felt-")} for name, s in sets.items()}
-    return {f"{a}<-{b}": _shares(evaluate(sets[a], sets[b].calibration, frames))
+    return {f"{a}<-{b}": _shares(evaluate(sets[a], None, frames, calibrate_cameras(sets[a], sets[b].calibration, made)))
             for a in sets for b in sets if a != b and felt[a] and felt[a] == felt[b]}
 
 
-def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
+def retake(root: Path, first: Path, frames: int, made: Made) -> dict[str, Any]:
     """Each set under *root*, another take of a session under *first* (its labels' ``session``: the same
     light, chips and felt; other scenes and noise): from its own pictures, then calibrated from the first
     take's pictures and the other way (what an installation sees on the days after its calibration):
     ``"retake/DIR"``, ``"retake/DIR<-SESSION"``, ``"SESSION<-retake/DIR"`` -> the shares."""
-    from firmware_host.vision.evaluation import evaluate, load_set
+    from firmware_host.vision.evaluation import calibrate_cameras, evaluate, load_set
     out: dict[str, Any] = {}
     for d in sorted(root.iterdir()):
         if not (d / "labels.json").is_file():
@@ -396,16 +400,16 @@ def retake(root: Path, first: Path, frames: int = 3) -> dict[str, Any]:
         for key, frames_of, pictures in ((f"retake/{d.name}", again, None),
                                          (f"retake/{d.name}<-{session}", again, once.calibration),
                                          (f"{session}<-retake/{d.name}", once, again.calibration)):
-            out[key] = _shares(evaluate(frames_of, pictures, frames))
+            out[key] = _shares(evaluate(frames_of, None, frames, calibrate_cameras(frames_of, pictures, made)))
     return out
 
 
-def others(root: Path, frames: int = 3) -> dict[str, Any]:
+def others(root: Path, frames: int, made: Made) -> dict[str, Any]:
     """Each set under *root* (another felt, another maker's chips) from its own pictures: ``"other/DIR"`` ->
     the shares."""
-    from firmware_host.vision.evaluation import evaluate, load_set
-    return {f"other/{d.name}": _shares(evaluate(load_set(d), None, frames))
-            for d in sorted(root.iterdir()) if (d / "labels.json").is_file()}
+    from firmware_host.vision.evaluation import calibrate_cameras, evaluate, load_set
+    sets = [(d.name, load_set(d)) for d in sorted(root.iterdir()) if (d / "labels.json").is_file()]
+    return {f"other/{name}": _shares(evaluate(s, None, frames, calibrate_cameras(s, None, made))) for name, s in sets}
 
 
 def _shares(figures: dict[str, Any]) -> dict[str, Any]:
@@ -444,28 +448,29 @@ def _print_physical(sessions: dict[str, Any]) -> None:
 
 
 def cmd_bench_vision(args: argparse.Namespace) -> int:
-    f = bench(corpus(args.data, EVALUATION_SET, "--data"), args.frames)
+    made: Made = {}  # each camera calibrated once from the same pictures
+    f = bench(corpus(args.data, EVALUATION_SET, "--data"), args.frames, made)
     try:
         root: Path | None = corpus(args.physical, PHYSICAL_SETS, "--physical")
     except FileNotFoundError:  # an installed tablectl: no physically based sets unless given
         root = None
-    sessions = physical(root, args.frames) if root is not None else {}
+    sessions = physical(root, args.frames, made) if root is not None else {}
     f["physical"] = {name: {k: v for k, v in s.items() if k in ("zone_frames", "exact_share", "uncertain_share",
                                                                   "unreadable_share", "wrong_share", "tags",
                                                                   "stacks_counted", "stacks_wrong", "behind_share",
                                                                   "uncertain_why", "fps_per_core", "ms_per_frame")}
                      for name, s in sessions.items()}
-    f["cross_light"] = cross_light(root, args.frames) if root is not None else {}
+    f["cross_light"] = cross_light(root, args.frames, made) if root is not None else {}
     try:
         again: Path | None = corpus(args.retake, RETAKE_SETS, "--retake")
     except FileNotFoundError:
         again = None
-    f["retake"] = retake(again, root, args.frames) if again is not None and root is not None else {}
+    f["retake"] = retake(again, root, args.frames, made) if again is not None and root is not None else {}
     try:
         other: Path | None = corpus(args.other, OTHER_SETS, "--other")
     except FileNotFoundError:
         other = None
-    f["other"] = others(other, args.frames) if other is not None else {}
+    f["other"] = others(other, args.frames, made) if other is not None else {}
     _print_figures(f)
     print(f"face-up cards:         {f['cards_share']:.2%} of card areas right")
     print(f"speed (1 core):        {f['fps_per_core']} frames/s ({f['ms_per_frame']} ms/frame, 1280x720)")

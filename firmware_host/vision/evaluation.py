@@ -392,12 +392,22 @@ def calibrate_camera(layout: Layout, name: str, pictures: CameraPictures) -> Cal
 
 
 def calibrate_cameras(evalset: EvalSet, calibration: dict[str, CameraPictures] | None = None,
-                      ) -> dict[str, Calibrated]:
-    """Each camera of *evalset*'s frames calibrated from *calibration* (else the set's own pictures)."""
+                      made: dict[tuple[Any, ...], Calibrated] | None = None) -> dict[str, Calibrated]:
+    """Each camera of *evalset*'s frames calibrated from *calibration* (else the set's own pictures); *made*:
+    the calibrations made before (the same layout, camera and pictures give the same counter), taken from
+    and added to."""
     pictures = calibration if calibration is not None else evalset.calibration
-    return {name: calibrate_camera(evalset.layout, name, pictures[name]) if name in pictures
-            else Calibrated(name, None, "no calibration pictures for this camera")
-            for name in sorted({f.camera for f in evalset.frames})}
+    made = {} if made is None else made
+    out = {}
+    for name in sorted({f.camera for f in evalset.frames}):
+        if name not in pictures:
+            out[name] = Calibrated(name, None, "no calibration pictures for this camera")
+            continue
+        key = (repr(evalset.layout), name, pictures[name].table, tuple(sorted(pictures[name].chips.items())))
+        if key not in made:
+            made[key] = calibrate_camera(evalset.layout, name, pictures[name])
+        out[name] = made[key]
+    return out
 
 
 def _witnesses(frame: FrameLabel, together: dict[str, list[FrameLabel]],
