@@ -260,7 +260,9 @@ class Film:
                 scene = self.scene(t)
                 if scene != shown:          # still frames: one rendering, new noise each
                     shown, picture = scene, render(scene, view, camera, size=size, seed=SEED).astype(np.float32)
-                frame = picture + noise.normal(0.0, NOISE, picture.shape).astype(np.float32)
-                writer.write(np.clip(frame, 0, 255).astype(np.uint8))
+                frame = noise.standard_normal(picture.shape, dtype=np.float32)
+                frame *= NOISE
+                frame += picture
+                writer.write(np.clip(frame, 0, 255, out=frame).astype(np.uint8))
         finally:
             writer.release()
