@@ -74,6 +74,7 @@ THIN_CUT = 0.05  # chip footprints (width squared) of the zone the cut may take 
 SPECKS = 0.05  # chip footprints of specks (each too small to measure) within SPECKS_REACH chip widths of one
 SPECKS_REACH = 0.75  # another: something on the felt that cannot be read (a chip the felt test half misses)
 UNSEEN_LEVEL = 0.08  # a pixel this far (sum of channels, share of the felt's) from the empty table's picture changed
+UNSEEN_BLUR = 3  # px at half scale: the change averaged over this square, signed (the noise cancels, a side's stays)
 UNSEEN_MARGIN = 3  # px at half scale around each stack's outline its own (blurred edges, a chip off its axis)
 UNSEEN = 0.12  # chip footprints of one changed patch beyond the stacks' outlines: something there the felt test
 # missed, when a denomination looks like the felt (``ChipModels.hidden``) or the felt is neutral: the zone is uncertain
@@ -241,13 +242,15 @@ class ChipCounter:
         patch, or None; at half scale. The empty picture is scaled per channel by the zone's median ratio
         to it (the light's level). A shadow there counts too: something the felt test missed could lie in it.
         A patch counts whole, as far as a stack standing on the zone may show, when part of it lies on the
-        zone: a stack near the zone's far edge rises over the felt beyond it in the picture."""
+        zone: a stack near the zone's far edge rises over the felt beyond it in the picture. The change is
+        averaged over ``UNSEEN_BLUR`` pixels square, signed, before it is measured: a grey side on a grey felt
+        differs from it by a little everywhere, by the threshold only in specks."""
         (empty, level, reach), mask = self._empty[roi.zone.name], _half_mask(roi.mask)
         now = _half(crop)
         some = mask[::2, ::2]  # the light's level from every fourth row and column
         gain = np.median(now[::2, ::2][some] / np.maximum(empty[::2, ::2][some], 1.0), axis=0)
-        off = cv2.absdiff(now.astype(np.float32), empty * gain.astype(np.float32))
-        over = (cv2.transform(off, np.ones((1, 3), np.float32)) > UNSEEN_LEVEL * level).astype(np.uint8)
+        diff = cv2.blur(now.astype(np.float32) - empty * gain.astype(np.float32), (UNSEEN_BLUR, UNSEEN_BLUR))
+        over = (cv2.transform(np.abs(diff), np.ones((1, 3), np.float32)) > UNSEEN_LEVEL * level).astype(np.uint8)
         changed = cv2.morphologyEx(over, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
         outline = np.zeros_like(changed)
         for s in stacks:
