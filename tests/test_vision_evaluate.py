@@ -403,6 +403,7 @@ def test_a_chip_read_on_top_of_a_stack_whose_side_is_the_felts_grey_is_not_count
     _, seen = _zone_read(OTHER / "dim-warm-962-grey-shades", "left", "left-s00-f08.jpg", "bet:5")
     assert seen.status == "ok" and seen.amount == 50
 
+
 def test_a_tall_stack_need_not_repeat_its_single_chips_short_silhouette(monkeypatch):
     """On a charcoal felt in dim warm light, the right camera's single red 100s measured 1.23 px short of
     the geometry (their edge bias); ten 100s measured 1 px long of it, and less the bias read 10.89 chips:
